@@ -1,0 +1,98 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Plugins/ holds *runtime* sink plugins (terminal, desktop, journal), not SwiftPM
+// build-tool plugins. Each is an ordinary module declared with an explicit `path:`;
+// each depends on the core only, never on another plugin or on the CLI.
+
+let package = Package(
+    name: "notify-route",
+    products: [
+        .library(name: "NotifyRoute", targets: ["NotifyRoute"]),
+        .library(name: "NotifyRouteTerminal", targets: ["NotifyRouteTerminal"]),
+        .library(name: "NotifyRouteDesktop", targets: ["NotifyRouteDesktop"]),
+        .library(name: "NotifyRouteJournal", targets: ["NotifyRouteJournal"]),
+        .executable(name: "notify-route", targets: ["notify-route"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // MARK: Core: no system C library, no knowledge of any sink.
+        .target(
+            name: "NotifyRoute",
+            dependencies: [
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: Sink plugins
+        .target(
+            name: "NotifyRouteTerminal",
+            dependencies: ["NotifyRoute"],
+            path: "Plugins/Terminal/NotifyRouteTerminal"
+        ),
+        .systemLibrary(
+            name: "CLibNotify",
+            path: "Plugins/Desktop/CLibNotify",
+            pkgConfig: "libnotify",
+            providers: [.apt(["libnotify-dev"])]
+        ),
+        .target(
+            name: "NotifyRouteDesktop",
+            dependencies: ["NotifyRoute", "CLibNotify"],
+            path: "Plugins/Desktop/NotifyRouteDesktop"
+        ),
+        .systemLibrary(
+            name: "CSystemdJournal",
+            path: "Plugins/Journal/CSystemdJournal",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .target(
+            name: "NotifyRouteJournal",
+            dependencies: ["NotifyRoute", "CSystemdJournal"],
+            path: "Plugins/Journal/NotifyRouteJournal"
+        ),
+
+        // MARK: CLI: wires the built-in plugins by an explicit list.
+        .executableTarget(
+            name: "notify-route",
+            dependencies: [
+                "NotifyRoute",
+                "NotifyRouteTerminal",
+                "NotifyRouteDesktop",
+                "NotifyRouteJournal",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            resources: [.embedInCode("Resources/notify-route.yaml")]
+        ),
+
+        // MARK: Tests: one target per module, plus end-to-end tests of the CLI binary.
+        .target(
+            name: "NotifyRouteTestSupport",
+            dependencies: ["NotifyRoute"],
+            path: "Tests/NotifyRouteTestSupport"
+        ),
+        .testTarget(name: "NotifyRouteTests", dependencies: ["NotifyRoute", "NotifyRouteTestSupport"]),
+        .testTarget(name: "NotifyRouteTerminalTests", dependencies: ["NotifyRouteTerminal", "NotifyRouteTestSupport"]),
+        .testTarget(name: "NotifyRouteDesktopTests", dependencies: ["NotifyRouteDesktop", "NotifyRouteTestSupport"]),
+        .testTarget(name: "NotifyRouteJournalTests", dependencies: ["NotifyRouteJournal", "NotifyRouteTestSupport"]),
+        .testTarget(
+            name: "NotifyRouteCLITests",
+            dependencies: ["notify-route", "NotifyRouteTestSupport"],
+            resources: [.copy("BrokenConfigs")]
+        ),
+    ]
+)
+
+// Upcoming features for every target of ours, in one place (as swift-log does).
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+}

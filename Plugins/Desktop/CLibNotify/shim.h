@@ -1,0 +1,1 @@
+#include <libnotify/notify.h>

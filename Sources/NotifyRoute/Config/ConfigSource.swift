@@ -1,0 +1,97 @@
+import Foundation
+
+/// Finds and reads the config file, in the documented lookup order:
+///
+/// 1. `--config FILE` (must exist)
+/// 2. `$NOTIFY_ROUTE_CONFIG` (must exist)
+/// 3. `$XDG_CONFIG_HOME/notify-route/config.yaml` (default `~/.config/notify-route/config.yaml`)
+/// 4. `/etc/notify-route/config.yaml`
+/// 5. the embedded default, compiled into the program
+public struct ConfigSource: Sendable, Hashable {
+    /// A path, or `<embedded>`.
+    public var origin: String
+    public var text: String
+
+    public init(origin: String, text: String) {
+        self.origin = origin
+        self.text = text
+    }
+
+    public static let embeddedOrigin = "<embedded>"
+
+    /// The candidate paths for `environment`, most specific first (without `--config`).
+    public static func searchPaths(environment: [String: String]) -> [String] {
+        var paths: [String] = []
+        if let path = environment["NOTIFY_ROUTE_CONFIG"], !path.isEmpty { paths.append(path) }
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            paths.append("\(xdg)/notify-route/config.yaml")
+        } else if let home = environment["HOME"], !home.isEmpty {
+            paths.append("\(home)/.config/notify-route/config.yaml")
+        }
+        paths.append("/etc/notify-route/config.yaml")
+        return paths
+    }
+
+    public static func locate(
+        explicitPath: String?, environment: [String: String], embedded: String
+    ) throws(ConfigError) -> ConfigSource {
+        if let explicitPath { return try read(path: explicitPath) }
+        if let path = environment["NOTIFY_ROUTE_CONFIG"], !path.isEmpty { return try read(path: path) }
+        for path in searchPaths(environment: environment) where FileManager.default.fileExists(atPath: path) {
+            return try read(path: path)
+        }
+        return ConfigSource(origin: embeddedOrigin, text: embedded)
+    }
+
+    /// The most a config file may be; past this it is refused rather than parsed.
+    public static let maximumSize = 1 << 20
+
+    /// Reads a file as UTF-8, naming the line and column of the first invalid byte.
+    public static func read(path: String) throws(ConfigError) -> ConfigSource {
+        let start = SourceLocation(file: path, line: 1, column: 1)
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            var isDirectory: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            let why = !exists ? "no such file" : isDirectory.boolValue ? "it is a directory" : "permission denied"
+            throw ConfigError("cannot read the config file: \(why)", at: start)
+        }
+        defer { try? handle.close() }
+        let data: Data
+        do {
+            data = try handle.read(upToCount: maximumSize + 1) ?? Data()
+        } catch {
+            throw ConfigError("cannot read the config file: \(error.localizedDescription)", at: start)
+        }
+        guard data.count <= maximumSize else {
+            throw ConfigError("the config file is larger than \(maximumSize / 1024) KiB; refusing to parse it", at: start)
+        }
+        return ConfigSource(origin: path, text: try decode(Array(data), file: path))
+    }
+
+    static func decode(_ bytes: [UInt8], file: String) throws(ConfigError) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) {
+            if let nul = bytes.firstIndex(of: 0) {
+                throw ConfigError("the config contains a NUL byte; expected UTF-8 text",
+                                  at: ConfigError.location(ofByteOffset: nul, in: text, file: file))
+            }
+            return text
+        }
+        // Find the first invalid sequence by decoding prefixes.
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var offset = 0, line = 1, column = 1
+        loop: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                offset += UTF8.width(scalar)
+                if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
+            case .emptyInput:
+                break loop
+            case .error:
+                break loop
+            }
+        }
+        throw ConfigError("the config is not valid UTF-8 (byte offset \(offset)); save it as UTF-8",
+                          at: SourceLocation(file: file, line: line, column: column))
+    }
+}

@@ -1,0 +1,237 @@
+extension RouterConfiguration {
+    /// The top-level keys of a config file: a contract users and outside tests rely on.
+    public static let topLevelKeys = ["defaults", "levels", "sinks", "rules", "routes", "fallback", "state"]
+    static let matchKeys = ["level", "source", "app", "title", "body", "category", "tags"]
+    static let ruleKeys = ["name", "match", "set"]
+    static let ruleEffectKeys = [
+        "level", "timeout", "app", "source", "icon", "category", "tags", "dedup_key", "replace_key", "message_id",
+        "fields", "drop",
+    ]
+    static let routeKeys = ["name", "match", "to", "continue", "failover", "dedup", "set"]
+    static let routeEffectKeys = ["timeout", "app", "icon", "category"]
+    static let defaultsKeys = ["level", "timeout", "app", "source", "icon", "category", "deadline"]
+    static let levelKeys = ["timeout", "priority", "urgency", "tint"]
+
+    /// Parses and validates YAML text. `file` names the source in errors. Sink kinds
+    /// and their option keys are checked against `registry`.
+    public static func load(yaml: String, file: String, registry: SinkRegistry) throws(ConfigError) -> RouterConfiguration {
+        try load(node: ConfigNode.parse(yaml: yaml, file: file), origin: file, registry: registry)
+    }
+
+    /// Validates a config tree (from YAML or built in code).
+    public static func load(node root: ConfigNode, origin: String, registry: SinkRegistry) throws(ConfigError) -> RouterConfiguration {
+        let top = try ConfigMapping(root, context: "the config", allowing: topLevelKeys)
+        var config = RouterConfiguration(origin: origin)
+
+        if let node = top["defaults"] {
+            let map = try ConfigMapping(node, context: "defaults", allowing: defaultsKeys)
+            config.defaults = EventDefaults(
+                level: try map.level("level"), timeout: try map.timeout("timeout"), app: try map.string("app"),
+                source: try map.string("source"), icon: try map.string("icon"), category: try map.string("category"),
+                deadline: try map.duration("deadline"))
+        }
+
+        if let node = top["levels"] {
+            let map = try ConfigMapping(node, context: "levels", allowing: Level.allCases.map(\.rawValue))
+            for entry in map.entries {
+                let level = Level(rawValue: entry.key)!
+                let row = try ConfigMapping(entry.value, context: "levels.\(entry.key)", allowing: levelKeys)
+                var overrides = LevelOverrides(timeout: try row.timeout("timeout"), journalPriority: try row.int("priority", in: 0...7))
+                if let urgency = try row.choice("urgency", from: Urgency.allCases.map(\.rawValue)) {
+                    overrides.urgency = Urgency(rawValue: urgency)
+                }
+                if let tint = try row.choice("tint", from: Tint.allCases.map(\.rawValue)) {
+                    overrides.tint = Tint(rawValue: tint)
+                }
+                config.levels[level] = overrides
+            }
+        }
+
+        if let node = top["sinks"] {
+            config.sinks = try parseSinks(node, registry: registry)
+        }
+        let sinkNames = config.sinks.map(\.name)
+
+        if let node = top["rules"] {
+            for (index, item) in try sequence(node, "rules").enumerated() {
+                config.rules.append(try parseRule(item, number: index + 1))
+            }
+        }
+
+        if let node = top["routes"] {
+            for (index, item) in try sequence(node, "routes").enumerated() {
+                config.routes.append(try parseRoute(item, number: index + 1, sinkNames: sinkNames))
+            }
+        }
+
+        if let node = top["fallback"] {
+            config.fallback = try sinkList(node, what: "fallback", sinkNames: sinkNames)
+        }
+
+        if let node = top["state"] {
+            let map = try ConfigMapping(node, context: "state", allowing: ["max_entries"])
+            if let max = try map.int("max_entries", in: 1...10_000_000) { config.state.maxEntries = max }
+        }
+
+        if config.routes.isEmpty && config.fallback.isEmpty && !config.sinks.isEmpty {
+            throw ConfigError(
+                "the config declares sinks but no routes and no fallback, so nothing would ever be sent; add `fallback: [\(sinkNames.first!)]`",
+                at: root.location)
+        }
+        return config
+    }
+
+    private static func sequence(_ node: ConfigNode, _ what: String) throws(ConfigError) -> [ConfigNode] {
+        switch node.value {
+        case .sequence(let items): return items
+        case .null: return []
+        default: throw ConfigError("\(what): expected a list, found \(node.kindDescription)", at: node.location)
+        }
+    }
+
+    private static func parseSinks(_ node: ConfigNode, registry: SinkRegistry) throws(ConfigError) -> [SinkDeclaration] {
+        guard case .mapping(let entries) = node.value else {
+            if case .null = node.value { return [] }
+            throw ConfigError("sinks: expected a mapping of sink names to their settings, found \(node.kindDescription)", at: node.location)
+        }
+        var sinks: [SinkDeclaration] = []
+        for entry in entries {
+            let name = entry.key
+            guard !name.isEmpty, name.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic && $0.isASCII || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" }) else {
+                throw ConfigError("invalid sink name \"\(name)\"; use letters, digits, - and _", at: entry.keyLocation)
+            }
+            let context = "sink \"\(name)\""
+            // Read `kind` first: the allowed keys depend on the plugin.
+            guard case .mapping(let fields) = entry.value.value,
+                  let kindEntry = fields.first(where: { $0.key == "kind" })
+            else {
+                throw ConfigError("\(context): expected a mapping with a `kind` (one of: \(registry.kinds.joined(separator: ", ")))",
+                                  at: entry.value.location ?? entry.keyLocation)
+            }
+            let kind = try kindEntry.value.scalarString("\(context) kind")
+            guard let plugin = registry.plugin(forKind: kind) else {
+                throw ConfigError(Suggestions.unknown("sink kind", kind, expected: registry.kinds) + " (in \(context))",
+                                  at: kindEntry.value.location)
+            }
+            let map = try ConfigMapping(entry.value, context: context, allowing: SinkPlugin.genericOptionKeys + plugin.optionKeys)
+            let pluginEntries = map.entries.filter { !SinkPlugin.genericOptionKeys.contains($0.key) }
+            let pluginMap = try ConfigMapping(
+                ConfigNode(.mapping(pluginEntries), at: entry.value.location), context: context, allowing: plugin.optionKeys)
+            sinks.append(SinkDeclaration(
+                name: name, kind: kind, options: SinkOptions(sinkName: name, kind: kind, mapping: pluginMap),
+                deadline: try map.duration("deadline"), timeout: try map.timeout("timeout"), app: try map.string("app"),
+                icon: try map.string("icon"), minimumLevel: try map.level("min_level"), location: entry.keyLocation))
+        }
+        return sinks
+    }
+
+    private static func parseMatcher(_ node: ConfigNode?, context: String) throws(ConfigError) -> EventMatcher {
+        guard let node else { return .any }
+        let map = try ConfigMapping(node, context: "\(context) match", allowing: matchKeys)
+        var matcher = EventMatcher()
+        if let levelNode = map["level"] {
+            let text = try levelNode.scalarString("level")
+            guard let condition = LevelCondition(parsing: text) else {
+                throw ConfigError(
+                    "invalid level condition \"\(text)\" in \(context); expected a level, optionally after >=, >, <=, < or = (for example \">=warning\"); levels: \(Level.allCases.map(\.rawValue).joined(separator: ", "))",
+                    at: levelNode.location)
+            }
+            matcher.level = condition
+        }
+        func globs(_ key: String) throws(ConfigError) -> [Glob]? {
+            guard let node = map[key] else { return nil }
+            var globs: [Glob] = []
+            for pattern in try node.stringList(key) {
+                do { globs.append(try Glob(pattern)) } catch {
+                    throw ConfigError("\(error.description) in \(context)", at: node.location)
+                }
+            }
+            return globs
+        }
+        matcher.source = try globs("source")
+        matcher.app = try globs("app")
+        matcher.title = try globs("title")
+        matcher.body = try globs("body")
+        matcher.category = try globs("category")
+        matcher.tags = Set(try map.stringList("tags") ?? [])
+        return matcher
+    }
+
+    private static func parseEffects(_ node: ConfigNode?, context: String, allowing keys: [String]) throws(ConfigError) -> EventEffects {
+        guard let node else { return EventEffects() }
+        let map = try ConfigMapping(node, context: context, allowing: keys)
+        func template(_ key: String) throws(ConfigError) -> KeyTemplate? {
+            guard let text = try map.string(key) else { return nil }
+            do { return try KeyTemplate(text) } catch {
+                throw ConfigError(error.description, at: map[key]?.location)
+            }
+        }
+        var effects = EventEffects(
+            level: try map.level("level"), timeout: try map.timeout("timeout"), app: try map.string("app"),
+            source: try map.string("source"), icon: try map.string("icon"), category: try map.string("category"),
+            tags: Set(try map.stringList("tags") ?? []), dedupKey: try template("dedup_key"),
+            replaceKey: try template("replace_key"), fields: try map.stringMap("fields") ?? [:],
+            drop: try map.bool("drop") ?? false)
+        if let id = try map.string("message_id") {
+            guard id.count == 32, id.allSatisfy(\.isHexDigit) else {
+                throw ConfigError("message_id: expected 32 hexadecimal digits (as `journalctl --new-id128` prints), found \"\(id)\"",
+                                  at: map["message_id"]?.location)
+            }
+            effects.messageID = id.lowercased()
+        }
+        return effects
+    }
+
+    private static func parseRule(_ node: ConfigNode, number: Int) throws(ConfigError) -> RoutingRule {
+        let context = "rule \(number)"
+        let map = try ConfigMapping(node, context: context, allowing: ruleKeys)
+        guard let set = map["set"] else {
+            throw ConfigError("\(context) has no `set`; a rule must change something (or use `set: { drop: true }`)", at: node.location)
+        }
+        return RoutingRule(
+            name: try map.string("name"), matcher: try parseMatcher(map["match"], context: context),
+            effects: try parseEffects(set, context: "\(context) set", allowing: ruleEffectKeys), location: node.location)
+    }
+
+    private static func parseRoute(_ node: ConfigNode, number: Int, sinkNames: [String]) throws(ConfigError) -> Route {
+        let context = "route \(number)"
+        let map = try ConfigMapping(node, context: context, allowing: routeKeys)
+        guard let to = map["to"] else {
+            throw ConfigError("\(context) has no `to`; expected a list of sink names (known sinks: \(sinkNames.joined(separator: ", ")))", at: node.location)
+        }
+        var route = Route(
+            name: try map.string("name"), matcher: try parseMatcher(map["match"], context: context),
+            sinks: try sinkList(to, what: context, sinkNames: sinkNames), continues: try map.bool("continue") ?? false,
+            effects: try parseEffects(map["set"], context: "\(context) set", allowing: routeEffectKeys),
+            location: node.location)
+        if let failover = map["failover"] {
+            route.failover = try sinkList(failover, what: "\(context) failover", sinkNames: sinkNames)
+        }
+        if let dedup = map["dedup"] {
+            let dedupMap = try ConfigMapping(dedup, context: "\(context) dedup", allowing: ["window"])
+            route.dedupWindow = try dedupMap.duration("window")
+        }
+        return route
+    }
+
+    private static func sinkList(_ node: ConfigNode, what: String, sinkNames: [String]) throws(ConfigError) -> [String] {
+        let items: [ConfigNode]
+        switch node.value {
+        case .scalar: items = [node]
+        case .sequence(let list): items = list
+        default: throw ConfigError("\(what): expected a list of sink names, found \(node.kindDescription)", at: node.location)
+        }
+        var names: [String] = []
+        for item in items {
+            let name = try item.scalarString("\(what) sink")
+            guard sinkNames.contains(name) else {
+                var message = "unknown sink \"\(name)\" in \(what)"
+                if let hint = Suggestions.didYouMean(name, among: sinkNames) { message += "; \(hint)" }
+                message += sinkNames.isEmpty ? "; no sinks are declared under `sinks:`" : "; known sinks: \(sinkNames.joined(separator: ", "))"
+                throw ConfigError(message, at: item.location)
+            }
+            if !names.contains(name) { names.append(name) }
+        }
+        return names
+    }
+}

@@ -1,0 +1,77 @@
+/// Bad event data: the CLI exits 65 (`EX_DATAERR`) on one.
+public struct EventError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Step 1 of the pipeline: validate and clean an event before any rule sees it.
+///
+/// Strings in Swift are always valid Unicode, so invalid UTF-8 has already been
+/// repaired (with U+FFFD) wherever bytes became a `String`; what remains is to strip
+/// NUL and control sequences (see ``TextSanitizer``), fold the title onto one line,
+/// and cap lengths so that one enormous event cannot exhaust a sink.
+public enum EventNormalizer {
+    /// Longest title kept (characters); sinks may cap further.
+    public static let maximumTitleLength = 1_024
+    /// Longest body kept (characters); sinks may cap further.
+    public static let maximumBodyLength = 65_536
+    /// Most structured fields kept on one event.
+    public static let maximumFieldCount = 256
+
+    public static func normalize(_ event: NotificationEvent) throws(EventError) -> NotificationEvent {
+        var event = event
+        event.title = TextSanitizer.truncate(
+            String(TextSanitizer.clean(event.title, keepNewlines: false).trimmingWhitespace()), to: maximumTitleLength)
+        guard !event.title.isEmpty else {
+            throw EventError("the title is empty; an event needs a one-line title")
+        }
+        event.body = event.body.flatMap { body in
+            let cleaned = TextSanitizer.clean(body)
+            let trimmed = cleaned.trimmingWhitespace()
+            return trimmed.isEmpty ? nil : TextSanitizer.truncate(String(trimmed), to: maximumBodyLength)
+        }
+        event.app = oneLine(event.app)
+        event.source = oneLine(event.source)
+        event.icon = oneLine(event.icon)
+        event.category = oneLine(event.category)
+        event.dedupKey = event.dedupKey.map { $0.replacingNUL() }
+        event.replaceKey = event.replaceKey.map { $0.replacingNUL() }
+        if event.dedupKey?.isEmpty == true { throw EventError("the dedup key is empty") }
+        if event.replaceKey?.isEmpty == true { throw EventError("the replace key is empty") }
+        event.tags = Set(event.tags.compactMap(oneLine))
+        event.actions = try event.actions.map { action throws(EventError) in
+            let id = TextSanitizer.clean(action.id, keepNewlines: false)
+            let label = TextSanitizer.clean(action.label, keepNewlines: false)
+            guard !id.isEmpty, !label.isEmpty else {
+                throw EventError("action \"\(action)\" needs an id and a label, as id=Label")
+            }
+            return NotificationAction(id: id, label: label)
+        }
+        guard event.fields.count <= maximumFieldCount else {
+            throw EventError("the event has \(event.fields.count) fields; at most \(maximumFieldCount) are accepted")
+        }
+        for key in event.fields.keys where key.isEmpty {
+            throw EventError("a field has an empty name; use -f NAME=VALUE")
+        }
+        if let id = event.messageID {
+            guard id.count == 32, id.allSatisfy(\.isHexDigit) else {
+                throw EventError("message id \"\(id)\" must be 32 hexadecimal digits")
+            }
+            event.messageID = id.lowercased()
+        }
+        return event
+    }
+
+    private static func oneLine(_ text: String?) -> String? {
+        guard let text else { return nil }
+        let cleaned = TextSanitizer.clean(text, keepNewlines: false).trimmingWhitespace()
+        return cleaned.isEmpty ? nil : String(cleaned)
+    }
+}
+
+extension String {
+    fileprivate func replacingNUL() -> String {
+        contains("\0") ? String(unicodeScalars.filter { $0 != "\0" }.map(Character.init)) : self
+    }
+}

@@ -1,0 +1,121 @@
+/// Makes event text safe to show: no byte of an event may drive a terminal.
+///
+/// Removed: NUL and every other C0 control except tab and newline, DEL, the C1
+/// controls (U+0080–U+009F), whole escape sequences (CSI `ESC [ ... final`, OSC
+/// `ESC ] ... BEL|ST`, DCS/SOS/PM/APC strings up to ST, and two-byte `ESC x`), and
+/// the bidirectional overrides and isolates that can reorder what a reader sees
+/// (U+202A–U+202E, U+2066–U+2069). An event can therefore never move the cursor,
+/// clear the screen, set the window title, ring the bell or write the clipboard.
+///
+/// ```swift
+/// TextSanitizer.clean("ok\u{1B}]52;c;ZXZpbA==\u{07} done")  // "ok done"
+/// ```
+public enum TextSanitizer {
+    /// Removes control sequences; keeps `\n` and `\t` when `keepNewlines` is true,
+    /// otherwise turns them into spaces (for one-line titles).
+    public static func clean(_ text: String, keepNewlines: Bool = true) -> String {
+        // Fast path: most text has nothing to remove.
+        if !text.unicodeScalars.contains(where: { needsAttention($0) }) { return text }
+
+        var output = String.UnicodeScalarView()
+        var scalars = text.unicodeScalars.makeIterator()
+        var pending: Unicode.Scalar? = nil
+
+        func next() -> Unicode.Scalar? {
+            if let scalar = pending { pending = nil; return scalar }
+            return scalars.next()
+        }
+
+        while let scalar = next() {
+            switch scalar.value {
+            case 0x1B:  // ESC
+                skipEscapeSequence(&scalars, pending: &pending)
+            case 0x9B:  // C1 CSI
+                skipUntilFinalByte(&scalars)
+            case 0x90, 0x98, 0x9D, 0x9E, 0x9F:  // C1 DCS, SOS, OSC, PM, APC: strings up to ST
+                skipControlString(&scalars, pending: &pending)
+            case 0x0A:
+                output.append(keepNewlines ? scalar : " ")
+            case 0x09:
+                output.append(keepNewlines ? scalar : " ")
+            case 0x0D:
+                // A lone CR would let text overwrite the start of its own line.
+                output.append(keepNewlines ? "\n" : " ")
+                if let following = scalars.next() {
+                    if following.value != 0x0A { pending = following }
+                }
+            case 0x00...0x1F, 0x7F, 0x80...0x9F:
+                continue
+            case 0x202A...0x202E, 0x2066...0x2069:
+                continue
+            default:
+                output.append(scalar)
+            }
+        }
+        return String(output)
+    }
+
+    @inline(__always)
+    static func needsAttention(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return value < 0x20 && value != 0x0A && value != 0x09
+            || (value >= 0x7F && value <= 0x9F)
+            || (value >= 0x202A && value <= 0x202E)
+            || (value >= 0x2066 && value <= 0x2069)
+    }
+
+    private static func skipEscapeSequence(
+        _ scalars: inout String.UnicodeScalarView.Iterator, pending: inout Unicode.Scalar?
+    ) {
+        guard let introducer = scalars.next() else { return }
+        switch introducer {
+        case "[":
+            skipUntilFinalByte(&scalars)
+        case "]", "P", "X", "^", "_":
+            skipControlString(&scalars, pending: &pending)
+        case " "..."/":
+            // nF sequences: intermediates then one final byte.
+            while let scalar = scalars.next() {
+                if !(0x20...0x2F).contains(scalar.value) { break }
+            }
+        default:
+            // Two-character sequences (ESC 7, ESC c, ESC =, ...): the introducer is the whole of it.
+            if introducer.value < 0x20 || introducer.value == 0x7F {
+                pending = nil  // control right after ESC: drop both
+            }
+        }
+    }
+
+    /// CSI parameters and intermediates run until a final byte in 0x40–0x7E.
+    private static func skipUntilFinalByte(_ scalars: inout String.UnicodeScalarView.Iterator) {
+        while let scalar = scalars.next() {
+            if (0x40...0x7E).contains(scalar.value) { return }
+            // Anything outside CSI's alphabet ends it, and is dropped with it.
+            if !(0x20...0x3F).contains(scalar.value) { return }
+        }
+    }
+
+    /// OSC/DCS/SOS/PM/APC strings end at BEL, ST (`ESC \`) or C1 ST (U+009C).
+    private static func skipControlString(
+        _ scalars: inout String.UnicodeScalarView.Iterator, pending: inout Unicode.Scalar?
+    ) {
+        while let scalar = scalars.next() {
+            switch scalar.value {
+            case 0x07, 0x9C:
+                return
+            case 0x1B:
+                if let following = scalars.next(), following != "\\" { pending = following }
+                return
+            default:
+                continue
+            }
+        }
+    }
+
+    /// Caps `text` at `limit` characters, ending with `marker` when cut.
+    public static func truncate(_ text: String, to limit: Int?, marker: String = "…") -> String {
+        guard let limit, limit > 0, text.count > limit else { return text }
+        let keep = max(0, limit - marker.count)
+        return String(text.prefix(keep)) + marker
+    }
+}

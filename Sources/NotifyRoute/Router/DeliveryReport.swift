@@ -1,0 +1,164 @@
+/// What happened to one event: for each sink, delivered, replaced, queued, suppressed
+/// (and why), failed (and the error) or unavailable (and why).
+///
+/// ```swift
+/// let report = try await router.send(NotificationEvent(title: "Disk 90% full", level: .warning))
+/// for outcome in report.outcomes { print(outcome.sink, outcome.status) }
+/// report.summary  // .delivered
+/// ```
+public struct DeliveryReport: Sendable {
+    /// The event as the cascade resolved it before any sink layer.
+    public var event: ResolvedEvent
+    /// Rules that matched, in order (`rule 2 "tag backups"`).
+    public var matchedRules: [String]
+    /// Routes that delivered (`route 1`, or `fallback`).
+    public var matchedRoutes: [String]
+    /// Set when a rule dropped the event.
+    public var droppedBy: String?
+    public var outcomes: [SinkOutcome]
+    /// Anything about the event as a whole (no route matched and no fallback, ...).
+    public var notes: [String]
+
+    public init(
+        event: ResolvedEvent, matchedRules: [String] = [], matchedRoutes: [String] = [], droppedBy: String? = nil,
+        outcomes: [SinkOutcome] = [], notes: [String] = []
+    ) {
+        self.event = event
+        self.matchedRules = matchedRules
+        self.matchedRoutes = matchedRoutes
+        self.droppedBy = droppedBy
+        self.outcomes = outcomes
+        self.notes = notes
+    }
+
+    /// The overall verdict, from which the CLI's exit code follows.
+    public enum Summary: String, Sendable, Hashable {
+        /// At least one sink delivered, replaced or queued it.
+        case delivered
+        /// Nothing was shown, on purpose: a duplicate, a rule's drop, a minimum level.
+        case suppressed
+        /// Every sink was unavailable.
+        case noSinkAvailable = "no-sink-available"
+        /// Sinks were tried and none delivered.
+        case failed
+    }
+
+    public var summary: Summary {
+        if droppedBy != nil { return .suppressed }
+        if outcomes.contains(where: \.status.isSuccess) { return .delivered }
+        if outcomes.contains(where: { if case .suppressed = $0.status { true } else { false } }) { return .suppressed }
+        if !outcomes.isEmpty, outcomes.allSatisfy({ if case .unavailable = $0.status { true } else { false } }) {
+            return .noSinkAvailable
+        }
+        return .failed
+    }
+}
+
+/// One sink's part in a report.
+public struct SinkOutcome: Sendable {
+    public enum Status: Sendable {
+        case delivered
+        /// The notification shown earlier under this handle was replaced.
+        case replaced(previous: SinkHandle)
+        case queued(reason: String)
+        case suppressed(SuppressionReason)
+        case failed(SinkError)
+        case unavailable(reason: String)
+        /// `--dry-run`/`explain`: what would be done, nothing was sent.
+        case planned(SinkDelivery.Intent)
+
+        public var isSuccess: Bool {
+            switch self {
+            case .delivered, .replaced, .queued: true
+            default: false
+            }
+        }
+
+        /// A stable word for JSON and scripts.
+        public var name: String {
+            switch self {
+            case .delivered: "delivered"
+            case .replaced: "replaced"
+            case .queued: "queued"
+            case .suppressed: "suppressed"
+            case .failed: "failed"
+            case .unavailable: "unavailable"
+            case .planned: "planned"
+            }
+        }
+    }
+
+    /// Instance name from the config.
+    public var sink: String
+    public var kind: String
+    public var status: Status
+    /// The sink's handle for what it showed, if it gave one.
+    public var handle: SinkHandle?
+    /// The route that sent it there (`route 2`, `fallback`, `--sink`).
+    public var route: String
+    /// Set when this sink got the event because another one failed.
+    public var failoverFor: String?
+    public var notes: [String]
+    public var duration: Duration
+
+    public init(
+        sink: String, kind: String, status: Status, handle: SinkHandle? = nil, route: String,
+        failoverFor: String? = nil, notes: [String] = [], duration: Duration = .zero
+    ) {
+        self.sink = sink
+        self.kind = kind
+        self.status = status
+        self.handle = handle
+        self.route = route
+        self.failoverFor = failoverFor
+        self.notes = notes
+        self.duration = duration
+    }
+}
+
+/// Why an event was not shown on a sink, on purpose.
+public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
+    /// Seen before inside the dedup window; `count` includes this one. `updatedInPlace`
+    /// is true when the sink updated the earlier notification to show the count.
+    case duplicate(count: Int, window: Duration, updatedInPlace: Bool)
+    /// Below the sink's `min_level`.
+    case belowMinimumLevel(Level)
+    /// This sink already received the event from an earlier route.
+    case alreadyRouted(String)
+
+    public var description: String {
+        switch self {
+        case .duplicate(let count, let window, let updated):
+            "duplicate (\(count) in \(DurationParser.format(window)))" + (updated ? ", count updated in place" : "")
+        case .belowMinimumLevel(let level): "below the sink's min_level \(level.rawValue)"
+        case .alreadyRouted(let route): "already sent by \(route)"
+        }
+    }
+
+    public var code: String {
+        switch self {
+        case .duplicate: "duplicate"
+        case .belowMinimumLevel: "below-min-level"
+        case .alreadyRouted: "already-routed"
+        }
+    }
+}
+
+extension SinkOutcome.Status: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .delivered: "delivered"
+        case .replaced(let previous): "replaced \(previous)"
+        case .queued(let reason): "queued: \(reason)"
+        case .suppressed(let reason): "suppressed: \(reason)"
+        case .failed(let error): "failed: \(error.kind == .timedOut ? "timed out: " : "")\(error.message)"
+        case .unavailable(let reason): "unavailable: \(reason)"
+        case .planned(let intent):
+            switch intent {
+            case .show: "would show"
+            case .replace(let handle): "would replace \(handle)"
+            case .updateDuplicateCount(let handle, let count): "would update \(handle) to count \(count)"
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+
+/// Why an event would go where it goes: which rules and routes matched and why, the
+/// resolved event, and what each sink would do. Nothing is sent to get one.
+///
+/// ```swift
+/// let explanation = try await router.explain(NotificationEvent(title: "Disk full", level: .error))
+/// print(explanation)   // the text `notify-route explain` prints
+/// ```
+public struct RoutingExplanation: Sendable, CustomStringConvertible {
+    public struct Step: Sendable, Hashable {
+        /// `rule 1 "tag backups"`, `route 2`.
+        public var label: String
+        public var matched: Bool
+        /// One line per condition: `level error >=warning`, `source "db" does not match "backup*"`.
+        public var reasons: [String]
+        /// What the rule sets, or where the route sends.
+        public var detail: String
+    }
+
+    public var event: ResolvedEvent
+    public var rules: [Step]
+    public var routes: [Step]
+    public var droppedBy: String?
+    public var fallbackUsed: Bool
+    public var notes: [String]
+    /// What each sink would do, as a report of `planned`/`suppressed`/`unavailable` outcomes.
+    public var plannedReport: DeliveryReport
+
+    public var description: String {
+        var lines: [String] = []
+        lines.append("event: [\(event.level.rawValue)] \(event.title)" + (event.body.map { " — \($0.split(separator: "\n").first ?? "")" } ?? ""))
+        lines.append("  app \(event.app), source \(event.source ?? "(none)"), timeout \(event.timeout), tags \(event.tags.isEmpty ? "(none)" : event.tags.sorted().joined(separator: ","))")
+        lines.append("  dedup key \(event.dedupKey.replacingOccurrences(of: "\u{1F}", with: "|")), replace key \(event.replaceKey ?? "(none)")")
+        lines.append("rules:")
+        if rules.isEmpty { lines.append("  (none)") }
+        for step in rules {
+            lines.append("  \(step.label): \(step.matched ? "matched" : "no match") — \(step.matched ? step.detail : step.reasons.filter { !$0.isEmpty }.joined(separator: "; "))")
+            if step.matched { lines.append(contentsOf: step.reasons.map { "      \($0)" }) }
+        }
+        if let droppedBy { lines.append("dropped by \(droppedBy): nothing would be sent") }
+        lines.append("routes:")
+        if routes.isEmpty { lines.append("  (none)") }
+        for step in routes {
+            lines.append("  \(step.label): \(step.matched ? "matched" : "no match") \(step.detail.isEmpty ? "" : "(\(step.detail))")")
+            lines.append(contentsOf: step.reasons.map { "      \($0)" })
+        }
+        if fallbackUsed { lines.append("  fallback: used, no route matched") }
+        lines.append(contentsOf: notes.map { "note: \($0)" })
+        lines.append("sinks:")
+        if plannedReport.outcomes.isEmpty { lines.append("  (none)") }
+        for outcome in plannedReport.outcomes {
+            var line = "  \(outcome.sink) (\(outcome.kind)) via \(outcome.route): \(outcome.status)"
+            if let failoverFor = outcome.failoverFor { line += " [failover for \(failoverFor)]" }
+            lines.append(line)
+            lines.append(contentsOf: outcome.notes.map { "      \($0)" })
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension NotificationRouter {
+    /// Explains the routing decision for `event` without sending anything.
+    public func explain(_ event: NotificationEvent, only sinkNames: [String]? = nil) async throws(EventError) -> RoutingExplanation {
+        let event = try EventNormalizer.normalize(event)
+        let plan = plan(event, only: sinkNames, tracing: true)
+        let report = await plannedReport(plan)
+        return RoutingExplanation(
+            event: report.event,
+            rules: plan.ruleTraces.map { .init(label: $0.label, matched: $0.matched, reasons: $0.reasons, detail: $0.detail) },
+            routes: plan.routeTraces.map { .init(label: $0.label, matched: $0.matched, reasons: $0.reasons, detail: $0.detail) },
+            droppedBy: plan.droppedBy, fallbackUsed: plan.matchedRoutes == ["fallback"], notes: plan.notes,
+            plannedReport: report)
+    }
+
+    /// `--dry-run`: the report `send` would give, from the current state and each sink's
+    /// availability, with nothing sent and nothing remembered.
+    public func dryRun(_ event: NotificationEvent, only sinkNames: [String]? = nil) async throws(EventError) -> DeliveryReport {
+        let event = try EventNormalizer.normalize(event)
+        return await plannedReport(plan(event, only: sinkNames))
+    }
+
+    func plannedReport(_ plan: RoutingPlan) async -> DeliveryReport {
+        var report = DeliveryReport(
+            event: resolve(plan, route: nil, declaration: nil), matchedRules: plan.matchedRules,
+            matchedRoutes: plan.matchedRoutes, droppedBy: plan.droppedBy, notes: plan.notes)
+        guard plan.droppedBy == nil else { return report }
+        var failoverCandidates: [(String, RoutingPlan.Target)] = []
+        for target in plan.targets {
+            guard let instance = instances[target.sinkName] else {
+                report.outcomes.append(SinkOutcome(sink: target.sinkName, kind: "?", status: .unavailable(reason: "no sink named \"\(target.sinkName)\" in the config"), route: target.label))
+                continue
+            }
+            var outcome = SinkOutcome(sink: target.sinkName, kind: instance.declaration.kind, status: .planned(.show), route: target.label)
+            let event = fitted(resolve(plan, route: target.route, declaration: instance.declaration), to: instance.sink.capabilities, notes: &outcome.notes)
+            if let minimum = instance.declaration.minimumLevel, event.level < minimum {
+                outcome.status = .suppressed(.belowMinimumLevel(minimum))
+                report.outcomes.append(outcome)
+                continue
+            }
+            let sink = instance.sink
+            let availability: SinkAvailability
+            switch await Deadline.run(within: instance.deadline, { await sink.availability() }) {
+            case .finished(.success(let value)): availability = value
+            case .finished(.failure(let error)): availability = .unavailable(reason: "\(error)")
+            case .timedOut: availability = .unavailable(reason: "availability probe did not answer within \(DurationParser.format(instance.deadline))")
+            }
+            if case .unavailable(let reason) = availability {
+                outcome.status = .unavailable(reason: reason)
+                if let route = target.route { for name in route.failover { failoverCandidates.append((name, target)) } }
+            } else {
+                let decision = (try? store.withState { state in
+                    var copy = state
+                    return PolicyDecision.decide(for: event, sink: target.sinkName, window: target.route?.dedupWindow,
+                                                 capabilities: instance.sink.capabilities, now: clock.now(), state: &copy,
+                                                 maxEntries: configuration.state.maxEntries)
+                }) ?? PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false)
+                outcome.status = decision.suppressed.map { .suppressed($0) } ?? .planned(decision.intent)
+            }
+            report.outcomes.append(outcome)
+        }
+        for (name, target) in failoverCandidates
+        where !plan.targets.contains(where: { $0.sinkName == name }) && !report.outcomes.contains(where: { $0.sink == name }) {
+            report.outcomes.append(SinkOutcome(
+                sink: name, kind: instances[name]?.declaration.kind ?? "?", status: .planned(.show), route: target.label,
+                failoverFor: target.sinkName))
+        }
+        return report
+    }
+
+    /// Each configured sink with its kind and availability, probed within its deadline.
+    public func sinkAvailability() async -> [(name: String, kind: String, availability: SinkAvailability)] {
+        await withTaskGroup(of: (Int, String, String, SinkAvailability).self) { group in
+            for (index, declaration) in configuration.sinks.enumerated() {
+                guard let instance = instances[declaration.name] else { continue }
+                group.addTask {
+                    let sink = instance.sink
+                    let result: SinkAvailability
+                    switch await Deadline.run(within: instance.deadline, { await sink.availability() }) {
+                    case .finished(.success(let value)): result = value
+                    case .finished(.failure(let error)): result = .unavailable(reason: "\(error)")
+                    case .timedOut: result = .unavailable(reason: "did not answer within \(DurationParser.format(instance.deadline))")
+                    }
+                    return (index, declaration.name, declaration.kind, result)
+                }
+            }
+            var rows: [(Int, String, String, SinkAvailability)] = []
+            for await row in group { rows.append(row) }
+            return rows.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2, $0.3) }
+        }
+    }
+}

@@ -1,0 +1,184 @@
+/// Steps 1 to 3 of the pipeline for one event, without sending anything: the
+/// normalised event, what the rules did, which routes matched, and the sinks it goes to.
+/// `send`, `--dry-run` and `explain` all start from one.
+struct RoutingPlan: Sendable {
+    struct Target: Sendable {
+        var sinkName: String
+        /// `route 2 "pager"`, `fallback`, `--sink`.
+        var label: String
+        /// `nil` for the fallback and for `--sink`.
+        var route: Route?
+    }
+
+    struct Trace: Sendable {
+        var label: String
+        var matched: Bool
+        var reasons: [String]
+        var detail: String
+    }
+
+    var explicit: NotificationEvent
+    /// What the matching rules set, later rules over earlier ones.
+    var ruleLayer = EventEffects()
+    var subject: MatchSubject
+    var matchedRules: [String] = []
+    var droppedBy: String?
+    var matchedRoutes: [String] = []
+    var targets: [Target] = []
+    var notes: [String] = []
+    /// Filled only when explaining.
+    var ruleTraces: [Trace] = []
+    var routeTraces: [Trace] = []
+}
+
+extension NotificationRouter {
+    func plan(_ event: NotificationEvent, only sinkNames: [String]? = nil, tracing: Bool = false) -> RoutingPlan {
+        let config = configuration
+        var plan = RoutingPlan(explicit: event, subject: subject(event, ruleLayer: EventEffects()))
+
+        // Rules: every match applies, in file order, each seeing what the earlier ones left.
+        for (index, rule) in config.rules.enumerated() {
+            let label = Self.label("rule", index, rule.name)
+            let matched: Bool
+            if tracing {
+                let verdict = rule.matcher.explain(plan.subject)
+                matched = verdict.matched
+                plan.ruleTraces.append(.init(label: label, matched: matched, reasons: verdict.reasons, detail: Self.describe(rule.effects)))
+            } else {
+                matched = rule.matcher.matches(plan.subject)
+            }
+            guard matched else { continue }
+            plan.matchedRules.append(label)
+            plan.ruleLayer.apply(rule.effects)
+            plan.subject = subject(event, ruleLayer: plan.ruleLayer)
+            if rule.effects.drop {
+                plan.droppedBy = label
+                return plan
+            }
+        }
+
+        if let sinkNames {
+            plan.targets = sinkNames.map { RoutingPlan.Target(sinkName: $0, label: "--sink", route: nil) }
+            plan.matchedRoutes = ["--sink"]
+            return plan
+        }
+
+        // Routes: first match wins unless it says `continue`.
+        var stopped = false
+        for (index, route) in config.routes.enumerated() {
+            let label = Self.label("route", index, route.name)
+            if stopped {
+                if tracing { plan.routeTraces.append(.init(label: label, matched: false, reasons: ["not tried: an earlier route matched without `continue`"], detail: "")) }
+                continue
+            }
+            let matched: Bool
+            if tracing {
+                let verdict = route.matcher.explain(plan.subject)
+                matched = verdict.matched
+                plan.routeTraces.append(.init(
+                    label: label, matched: matched, reasons: verdict.reasons,
+                    detail: "to \(route.sinks.joined(separator: ", "))" + (route.continues ? ", continue" : "")
+                        + (route.failover.isEmpty ? "" : ", failover \(route.failover.joined(separator: ", "))")))
+            } else {
+                matched = route.matcher.matches(plan.subject)
+            }
+            guard matched else { continue }
+            plan.matchedRoutes.append(label)
+            for sink in route.sinks where !plan.targets.contains(where: { $0.sinkName == sink }) {
+                plan.targets.append(.init(sinkName: sink, label: label, route: route))
+            }
+            if !route.continues { stopped = true }
+        }
+
+        if plan.matchedRoutes.isEmpty {
+            if config.fallback.isEmpty {
+                plan.notes.append("no route matched and the config has no fallback; nothing was sent")
+            } else {
+                plan.matchedRoutes = ["fallback"]
+                plan.targets = config.fallback.map { .init(sinkName: $0, label: "fallback", route: nil) }
+            }
+        }
+        return plan
+    }
+
+    /// What matchers see: explicit values over the rules' over the config defaults.
+    func subject(_ event: NotificationEvent, ruleLayer: EventEffects) -> MatchSubject {
+        let defaults = configuration.defaults
+        return MatchSubject(
+            level: event.level ?? ruleLayer.level ?? defaults.level ?? EventDefaults.builtInLevel,
+            source: event.source ?? ruleLayer.source ?? defaults.source,
+            app: event.app ?? ruleLayer.app ?? defaults.app ?? EventDefaults.builtInApp,
+            title: event.title,
+            body: event.body,
+            category: event.category ?? ruleLayer.category ?? defaults.category,
+            tags: event.tags.union(ruleLayer.tags))
+    }
+
+    /// The cascade: built-in → config defaults → per level → rules → route → sink → explicit.
+    func resolve(_ plan: RoutingPlan, route: Route?, declaration: SinkDeclaration?) -> ResolvedEvent {
+        let explicit = plan.explicit
+        let rules = plan.ruleLayer
+        let routeLayer = route?.effects ?? EventEffects()
+        let defaults = configuration.defaults
+        let subject = plan.subject
+        let style = configuration.style(for: subject.level)
+        var fields = rules.fields
+        fields.merge(explicit.fields) { _, explicitValue in explicitValue }
+        return ResolvedEvent(
+            title: explicit.title,
+            body: explicit.body,
+            level: subject.level,
+            timeout: explicit.timeout ?? declaration?.timeout ?? routeLayer.timeout ?? rules.timeout ?? style.timeout,
+            app: explicit.app ?? declaration?.app ?? routeLayer.app ?? rules.app ?? defaults.app ?? EventDefaults.builtInApp,
+            source: subject.source,
+            tags: subject.tags,
+            dedupKey: explicit.dedupKey ?? rules.dedupKey?.render(subject),
+            replaceKey: explicit.replaceKey ?? rules.replaceKey?.render(subject),
+            icon: explicit.icon ?? declaration?.icon ?? routeLayer.icon ?? rules.icon ?? defaults.icon,
+            category: explicit.category ?? routeLayer.category ?? rules.category ?? defaults.category,
+            actions: explicit.actions,
+            fields: fields,
+            messageID: explicit.messageID ?? rules.messageID,
+            callSite: explicit.callSite,
+            style: style)
+    }
+
+    static func label(_ what: String, _ index: Int, _ name: String?) -> String {
+        "\(what) \(index + 1)" + (name.map { " \"\($0)\"" } ?? "")
+    }
+
+    static func describe(_ effects: EventEffects) -> String {
+        var parts: [String] = []
+        if let level = effects.level { parts.append("level \(level.rawValue)") }
+        if let timeout = effects.timeout { parts.append("timeout \(timeout)") }
+        if let app = effects.app { parts.append("app \(app)") }
+        if let source = effects.source { parts.append("source \(source)") }
+        if let icon = effects.icon { parts.append("icon \(icon)") }
+        if let category = effects.category { parts.append("category \(category)") }
+        if !effects.tags.isEmpty { parts.append("tags +\(effects.tags.sorted().joined(separator: ",+"))") }
+        if let key = effects.dedupKey { parts.append("dedup key \(key)") }
+        if let key = effects.replaceKey { parts.append("replace key \(key)") }
+        if let id = effects.messageID { parts.append("message id \(id)") }
+        if !effects.fields.isEmpty { parts.append("fields \(effects.fields.keys.sorted().joined(separator: ","))") }
+        if effects.drop { parts.append("drop") }
+        return parts.isEmpty ? "no effect" : "set " + parts.joined(separator: ", ")
+    }
+}
+
+extension EventEffects {
+    /// Layers `other` over `self`: its values win, its tags and fields add up.
+    mutating func apply(_ other: EventEffects) {
+        level = other.level ?? level
+        timeout = other.timeout ?? timeout
+        app = other.app ?? app
+        source = other.source ?? source
+        icon = other.icon ?? icon
+        category = other.category ?? category
+        tags.formUnion(other.tags)
+        dedupKey = other.dedupKey ?? dedupKey
+        replaceKey = other.replaceKey ?? replaceKey
+        messageID = other.messageID ?? messageID
+        fields.merge(other.fields) { _, new in new }
+        drop = drop || other.drop
+    }
+}

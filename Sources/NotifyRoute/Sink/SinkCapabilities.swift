@@ -1,0 +1,74 @@
+/// What a sink can do. The router reads it to decide what to ask: it only asks a
+/// sink to replace or update when ``canReplace`` is true, caps text at the lengths,
+/// and says in the report when actions had to be dropped.
+public struct SinkCapabilities: Hashable, Sendable {
+    /// Can update an earlier notification in place (same handle).
+    public var canReplace: Bool
+    /// Can close an earlier notification.
+    public var canClose: Bool
+    /// Can show action buttons and report which was chosen.
+    public var supportsActions: Bool
+    /// Interprets markup in the body (the router escapes accordingly).
+    public var supportsMarkup: Bool
+    /// Reports dismissals and actions through ``NotificationSink/interactions()``.
+    public var reportsInteractions: Bool
+    /// Titles longer than this are cut with a marker; `nil` for no limit.
+    public var maxTitleLength: Int?
+    /// Bodies longer than this are cut with a marker; `nil` for no limit.
+    public var maxBodyLength: Int?
+
+    public init(
+        canReplace: Bool = false, canClose: Bool = false, supportsActions: Bool = false,
+        supportsMarkup: Bool = false, reportsInteractions: Bool = false,
+        maxTitleLength: Int? = nil, maxBodyLength: Int? = nil
+    ) {
+        self.canReplace = canReplace
+        self.canClose = canClose
+        self.supportsActions = supportsActions
+        self.supportsMarkup = supportsMarkup
+        self.reportsInteractions = reportsInteractions
+        self.maxTitleLength = maxTitleLength
+        self.maxBodyLength = maxBodyLength
+    }
+}
+
+/// Whether a sink can deliver now, with the reason when it cannot
+/// ("no session bus", "no notification daemon", "journald socket absent", "not a terminal").
+public enum SinkAvailability: Hashable, Sendable {
+    case available
+    case unavailable(reason: String)
+
+    public var isAvailable: Bool {
+        if case .available = self { return true }
+        return false
+    }
+}
+
+/// Why a sink could not deliver.
+///
+/// As in Alertmanager's `Notify() (retry bool, err error)`, the sink says whether an
+/// error is worth retrying; network sinks and queues rely on it.
+public struct SinkError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Hashable, Sendable, Codable {
+        /// The sink cannot work here right now (no bus, no daemon, no socket, no terminal).
+        case unavailable
+        /// It tried and failed.
+        case failed
+        /// It did not answer before the deadline.
+        case timedOut = "timed-out"
+        /// It cannot do what was asked (close on a sink that cannot close).
+        case unsupported
+    }
+
+    public var kind: Kind
+    public var message: String
+    public var isRetryable: Bool
+
+    public init(_ kind: Kind, _ message: String, isRetryable: Bool = false) {
+        self.kind = kind
+        self.message = message
+        self.isRetryable = isRetryable
+    }
+
+    public var description: String { message }
+}

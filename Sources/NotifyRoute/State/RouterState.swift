@@ -1,0 +1,70 @@
+import Foundation
+import Synchronization
+
+/// What the router remembers between events: dedup windows with their counts, and the
+/// handle each sink gave for each replace key. Codable so that a file-backed store can
+/// keep it across `notify-route send` calls.
+public struct RouterState: Codable, Hashable, Sendable {
+    public struct DedupRecord: Codable, Hashable, Sendable {
+        /// When the window opened (the first event that was shown).
+        public var firstSeen: Date
+        public var lastSeen: Date
+        public var count: Int
+        /// What the first event showed, so duplicates can update it in place.
+        public var handle: SinkHandle?
+    }
+
+    public struct HandleRecord: Codable, Hashable, Sendable {
+        public var handle: SinkHandle
+        public var lastUsed: Date
+    }
+
+    /// Keyed by sink name and dedup key.
+    public var dedup: [String: DedupRecord] = [:]
+    /// Keyed by sink name and replace key.
+    public var handles: [String: HandleRecord] = [:]
+
+    public init() {}
+
+    static func key(sink: String, _ key: String) -> String { "\(sink)\u{1E}\(key)" }
+
+    /// Forgets the oldest entries past `maxEntries` (each map on its own), and dedup
+    /// windows that ended long ago.
+    public mutating func evict(maxEntries: Int) {
+        if dedup.count > maxEntries {
+            let excess = dedup.count - maxEntries
+            for (key, _) in dedup.sorted(by: { $0.value.lastSeen < $1.value.lastSeen }).prefix(excess) {
+                dedup.removeValue(forKey: key)
+            }
+        }
+        if handles.count > maxEntries {
+            let excess = handles.count - maxEntries
+            for (key, _) in handles.sorted(by: { $0.value.lastUsed < $1.value.lastUsed }).prefix(excess) {
+                handles.removeValue(forKey: key)
+            }
+        }
+    }
+}
+
+/// Where a router keeps its ``RouterState``. The in-memory store serves one process;
+/// a file-backed store (state shared between CLI calls) implements the same protocol
+/// with a file lock around ``withState(_:)``.
+public protocol RouterStateStore: Sendable {
+    /// Runs `body` with exclusive access to the state and keeps what it changed.
+    func withState<Result: Sendable>(_ body: (inout RouterState) throws -> Result) throws -> Result
+}
+
+/// State in memory, guarded by a mutex.
+public final class InMemoryStateStore: RouterStateStore {
+    private let state: Mutex<RouterState>
+
+    public init(_ initial: RouterState = RouterState()) {
+        state = Mutex(initial)
+    }
+
+    public func withState<Result: Sendable>(_ body: (inout RouterState) throws -> Result) throws -> Result {
+        try state.withLock { state in try body(&state) }
+    }
+
+    public var snapshot: RouterState { state.withLock { $0 } }
+}

@@ -1,0 +1,39 @@
+import ArgumentParser
+import NotifyRoute
+
+struct ConfigCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config",
+        abstract: "Check or show the config.",
+        subcommands: [Check.self, Show.self])
+
+    struct Check: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check a config file (or the one in effect); errors name file:line:column and exit 78.")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Argument(help: "The file to check; default: the config in effect.")
+        var file: String?
+
+        func run() async throws {
+            var options = global
+            if let file { options.config = file }
+            let (router, source) = try RouterLoader.load(options)
+            let config = router.configuration
+            Console.out("\(source.origin): ok (\(config.sinks.count) sinks, \(config.rules.count) rules, \(config.routes.count) routes)")
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the effective config, with every default filled in.")
+
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let (router, source) = try RouterLoader.load(global)
+            Console.out("# effective config from \(source.origin)\n" + (try router.configuration.effectiveYAML()))
+        }
+    }
+}

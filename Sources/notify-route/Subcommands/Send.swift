@@ -1,0 +1,69 @@
+import ArgumentParser
+import NotifyRoute
+
+struct Send: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a notification through the configured routes.",
+        discussion: """
+            Exit codes: 0 delivered or suppressed on purpose (duplicate, dropped by a rule), \
+            1 no sink delivered, 64 usage, 65 bad event data, 69 no sink available, 78 config error.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var event: EventOptions
+
+    @Flag(name: .shortAndLong, help: "Wait for an action or the dismissal, and print the action id or the close reason.")
+    var wait = false
+
+    @Flag(name: .long, help: "Show what would happen; send nothing, remember nothing.")
+    var dryRun = false
+
+    @Flag(name: .long, help: "Print the delivery report as JSON on stdout.")
+    var json = false
+
+    func run() async throws {
+        let (router, _) = try RouterLoader.load(global)
+        let sinks = try SinkSelection.validated(event.sink, router: router)
+        let notification = event.makeEvent()
+        let report: DeliveryReport
+        do {
+            report = dryRun ? try await router.dryRun(notification, only: sinks) : try await router.send(notification, only: sinks)
+        } catch {
+            Console.error("bad event: \(error.description)")
+            throw ExitStatus.badEventData
+        }
+        if json { Console.out(ReportPrinter.json(report)) }
+        if global.verbose || (dryRun && !json) {
+            Console.write(dryRun && !json ? 1 : 2, ReportPrinter.text(report) + "\n")
+        } else if !json {
+            ReportPrinter.problems(report)
+        }
+        let status = dryRun ? ExitStatus.delivered : ExitStatus.forReport(report)
+        if wait && !dryRun && report.summary == .delivered {
+            if let (sink, interaction) = await router.firstInteraction(with: report) {
+                switch interaction {
+                case .actionInvoked(let id): Console.out(id)
+                case .dismissed(let reason): Console.out(reason.rawValue)
+                case .shown: break
+                }
+                if global.verbose { Console.error("interaction from \(sink)") }
+            } else {
+                Console.error("--wait: no sink that delivered this event reports actions or dismissal (the desktop sink does, when a notification daemon is running)")
+            }
+        }
+        throw status
+    }
+}
+
+enum SinkSelection {
+    /// `--sink` names must exist: a typo is a usage error (64), not a silent no-op.
+    static func validated(_ names: [String], router: NotificationRouter) throws -> [String]? {
+        guard !names.isEmpty else { return nil }
+        let known = router.configuration.sinks.map(\.name)
+        for name in names where !known.contains(name) {
+            Console.error("--sink \"\(name)\": no such sink in \(router.configuration.origin); known sinks: \(known.joined(separator: ", "))")
+            throw ExitStatus.usage
+        }
+        return names
+    }
+}

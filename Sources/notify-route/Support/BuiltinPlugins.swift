@@ -1,0 +1,18 @@
+import NotifyRoute
+import NotifyRouteDesktop
+import NotifyRouteJournal
+import NotifyRouteTerminal
+
+/// The sink kinds this program knows, by an explicit list (no discovery): the one
+/// place where plugins are wired in.
+enum BuiltinPlugins {
+    static let all: [SinkPlugin] = [
+        TerminalSink.plugin,
+        DesktopSink.plugin,
+        JournalSink.plugin,
+    ]
+
+    static func registry() throws -> SinkRegistry {
+        try SinkRegistry(all)
+    }
+}

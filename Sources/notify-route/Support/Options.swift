@@ -1,0 +1,93 @@
+import ArgumentParser
+import NotifyRoute
+
+/// `--config FILE` and `--verbose`, taken by every subcommand.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Read the config from FILE instead of the usual places.", valueName: "FILE"))
+    var config: String?
+
+    @Flag(name: .shortAndLong, help: "Print the router's diagnostics and the full report on stderr.")
+    var verbose = false
+}
+
+/// The event options shared by `send` and `explain` (and later `run`).
+struct EventOptions: ParsableArguments {
+    @Option(name: .shortAndLong, help: "The level.")
+    var level: Level?
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("How long it stays: 1500ms, 5s, 2m, never or default.", valueName: "DURATION"))
+    var timeout: String?
+
+    @Option(name: .shortAndLong, help: "The producing program (desktop app name, journal identifier).")
+    var app: String?
+
+    @Option(name: .shortAndLong, help: "A free-form origin used by rules and keys (backup, db.pool).")
+    var source: String?
+
+    @Option(name: [.customShort("g"), .customLong("tag")], help: ArgumentHelp("A tag; repeat for more.", valueName: "TAG"))
+    var tags: [String] = []
+
+    @Option(name: [.customShort("k"), .customLong("dedup-key")], help: "Events with equal dedup keys are duplicates.")
+    var dedupKey: String?
+
+    @Option(name: [.customShort("r"), .customLong("replace-key")], help: "Replace the earlier notification with this key.")
+    var replaceKey: String?
+
+    @Option(name: .shortAndLong, help: "A desktop icon name or path.")
+    var icon: String?
+
+    @Option(name: .shortAndLong, help: "A desktop notification category.")
+    var category: String?
+
+    @Option(name: [.customShort("A"), .customLong("action")], help: ArgumentHelp("An action button; repeat for more.", valueName: "ID=LABEL"))
+    var actions: [String] = []
+
+    @Option(name: [.customShort("f"), .customLong("field")], help: ArgumentHelp("A structured field; repeat for more.", valueName: "KEY=VALUE"))
+    var fields: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Send to this sink only, bypassing routes; repeat for more.", valueName: "NAME"))
+    var sink: [String] = []
+
+    @Argument(help: "The title: one line.")
+    var title: String
+
+    @Argument(help: "The body; - reads it from standard input.")
+    var body: String?
+
+    func validate() throws {
+        if let timeout {
+            do { _ = try NotificationTimeout(parsing: timeout) } catch {
+                throw ValidationError("--timeout: \(error.description), or never, or default")
+            }
+        }
+        for action in actions where NotificationAction(parsing: action) == nil {
+            throw ValidationError("--action \"\(action)\": expected ID=LABEL, for example -A ack=Acknowledge")
+        }
+        for field in fields where !field.contains("=") || field.hasPrefix("=") {
+            throw ValidationError("--field \"\(field)\": expected KEY=VALUE, for example -f DISK=/dev/sda")
+        }
+    }
+
+    /// The event these options describe. Reads standard input for a body of `-`.
+    func makeEvent() -> NotificationEvent {
+        var event = NotificationEvent(title: title)
+        event.body = body == "-" ? StandardInput.readAll() : body
+        event.level = level
+        event.timeout = timeout.flatMap { try? NotificationTimeout(parsing: $0) }
+        event.app = app
+        event.source = source
+        event.tags = Set(tags)
+        event.dedupKey = dedupKey
+        event.replaceKey = replaceKey
+        event.icon = icon
+        event.category = category
+        event.actions = actions.compactMap(NotificationAction.init(parsing:))
+        for field in fields {
+            let parts = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            event.fields[String(parts[0])] = String(parts[1])
+        }
+        return event
+    }
+}
+
+extension Level: ExpressibleByArgument {}

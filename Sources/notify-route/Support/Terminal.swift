@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Output for the CLI's own messages. `stderr` the C global is not concurrency-safe in
+/// Swift 6 mode, so this writes to the file descriptors directly.
+enum Console {
+    static func error(_ message: String) {
+        write(STDERR_FILENO, "notify-route: \(message)\n")
+    }
+
+    static func out(_ text: String) {
+        write(STDOUT_FILENO, text.hasSuffix("\n") ? text : text + "\n")
+    }
+
+    static func write(_ fd: Int32, _ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+}
+
+enum StandardInput {
+    /// All of standard input, with invalid UTF-8 repaired (U+FFFD).
+    static func readAll() -> String {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            bytes += buffer[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
