@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs a command (default: `swift test`) with the real components the tests need:
+#   - a private systemd-journald in a private mount namespace (test records never
+#     reach the host journal), its PID in NOTIFY_ROUTE_TEST_JOURNALD_PID;
+#   - dbus-daemon, python3-dbusmock and tmux on PATH: desktop tests start their own
+#     session bus and notification daemon per test, terminal tests their own tmux server.
+# Needs root (journald and unshare). Under CI=true a missing component fails the run.
+set -euo pipefail
+
+[ $# -gt 0 ] || set -- swift test
+
+missing=()
+for tool in dbus-daemon dbus-run-session gdbus tmux journalctl unshare; do
+  command -v "$tool" >/dev/null || missing+=("$tool")
+done
+[ -x /lib/systemd/systemd-journald ] || missing+=("systemd-journald")
+/usr/bin/python3 -c 'import dbusmock' 2>/dev/null || missing+=("python3-dbusmock")
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "with-components: missing: ${missing[*]} (run: bash .ci/setup)" >&2
+  exit 1
+fi
+if [ "$(id -u)" != 0 ]; then
+  echo "with-components: needs root for a private journald (unshare -m)" >&2
+  exit 1
+fi
+
+export NOTIFY_ROUTE_TEST_COMPONENTS=1
+exec unshare -m --propagation private bash -c '
+  set -euo pipefail
+  for d in /run/systemd/journal /run/log/journal /var/log/journal; do
+    mkdir -p "$d"; mount -t tmpfs tmpfs "$d"
+  done
+  /lib/systemd/systemd-journald >/tmp/notify-route-journald.log 2>&1 &
+  J=$!
+  for _ in $(seq 100); do [ -S /run/systemd/journal/socket ] && break; sleep 0.05; done
+  [ -S /run/systemd/journal/socket ] || { echo "with-components: journald did not start" >&2; exit 1; }
+  export NOTIFY_ROUTE_TEST_JOURNALD_PID=$J
+  rc=0
+  "$@" || rc=$?
+  kill -CONT $J 2>/dev/null || true
+  kill $J 2>/dev/null || true
+  wait $J 2>/dev/null || true
+  exit $rc
+' with-components "$@"
