@@ -15,7 +15,9 @@ public enum TextSanitizer {
     /// otherwise turns them into spaces (for one-line titles).
     public static func clean(_ text: String, keepNewlines: Bool = true) -> String {
         // Fast path: most text has nothing to remove.
-        if !text.unicodeScalars.contains(where: { needsAttention($0) }) { return text }
+        if !text.unicodeScalars.contains(where: { needsAttention($0) || (!keepNewlines && ($0 == "\n" || $0 == "\t")) }) {
+            return text
+        }
 
         var output = String.UnicodeScalarView()
         var scalars = text.unicodeScalars.makeIterator()

@@ -41,6 +41,7 @@ public struct SinkPlugin: Sendable {
 public struct SinkRegistry: Sendable {
     public struct DuplicateKindError: Error, Hashable, Sendable, CustomStringConvertible {
         public var kind: String
+        public init(kind: String) { self.kind = kind }
         public var description: String { "sink kind \"\(kind)\" is registered twice; each kind must be unique" }
     }
 

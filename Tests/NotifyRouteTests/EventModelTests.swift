@@ -1,0 +1,133 @@
+import NotifyRoute
+import Testing
+
+@Suite struct LevelTests {
+    @Test func levelsAreOrderedBySeverity() {
+        #expect(Level.allCases.map(\.rawValue) == ["debug", "info", "notice", "success", "warning", "error", "critical"])
+        #expect(Level.debug < .info)
+        #expect(Level.warning >= .notice)
+        #expect(Level.critical > .error)
+    }
+
+    @Test func successSitsWithNotice() {
+        #expect(Level.success.severity == Level.notice.severity)
+        #expect(!(Level.success < .notice) && !(Level.notice < .success))
+        #expect(Level.success >= .notice && Level.success < .warning)
+    }
+
+    @Test func levelTableDefaults() {
+        let table = Level.allCases.map { level -> String in
+            let style = LevelStyle.builtIn(for: level)
+            return "\(level.rawValue) \(style.journalPriority) \(style.urgency.rawValue) \(style.tint.rawValue) \(style.timeout)"
+        }
+        #expect(table == [
+            "debug 7 low dim 3s", "info 6 normal blue 5s", "notice 5 normal cyan 5s", "success 5 normal green 4s",
+            "warning 4 normal yellow 8s", "error 3 normal red 15s", "critical 2 critical white-on-red never",
+        ])
+    }
+}
+
+@Suite struct DurationTests {
+    @Test(arguments: [
+        ("1500ms", 1_500), ("5s", 5_000), ("1.5s", 1_500), ("2m", 120_000), ("1h", 3_600_000), ("1d", 86_400_000), ("0s", 0),
+    ])
+    func parsesDurations(text: String, milliseconds: Int) throws {
+        #expect(DurationParser.milliseconds(try DurationParser.parse(text)) == milliseconds)
+    }
+
+    @Test(arguments: ["5", "", "s", "-1s", "5 minutes", "1.2.3s", "abc", "5x"])
+    func rejectsDurationsWithoutAUnit(text: String) {
+        #expect(throws: DurationParser.Error.self) { try DurationParser.parse(text) }
+    }
+
+    @Test func formatsWithTheLargestExactUnit() {
+        #expect(DurationParser.format(.milliseconds(120_000)) == "2m")
+        #expect(DurationParser.format(.milliseconds(90_000)) == "90s")
+        #expect(DurationParser.format(.milliseconds(1_500)) == "1500ms")
+        #expect(DurationParser.format(.zero) == "0ms")
+    }
+
+    @Test func timeoutsParseNeverAndDefault() throws {
+        #expect(try NotificationTimeout(parsing: "never") == .never)
+        #expect(try NotificationTimeout(parsing: "default") == .serverDefault)
+        #expect(try NotificationTimeout(parsing: "250ms").milliseconds == 250)
+        #expect(NotificationTimeout.never.milliseconds == nil)
+    }
+}
+
+@Suite struct TextSanitizerTests {
+    @Test(arguments: [
+        ("plain text", "plain text"),
+        ("red \u{1B}[31mtext\u{1B}[0m", "red text"),                       // SGR
+        ("up\u{1B}[2Aclear\u{1B}[2J", "upclear"),                          // cursor movement, clear screen
+        ("title\u{1B}]0;pwned\u{07}!", "title!"),                           // OSC set title, BEL-terminated
+        ("clip\u{1B}]52;c;ZXZpbA==\u{1B}\\board", "clipboard"),            // OSC 52 clipboard, ST-terminated
+        ("dcs\u{1B}Pq#0;2;0;0;0\u{1B}\\done", "dcsdone"),                  // DCS (sixel)
+        ("bell\u{07}", "bell"),
+        ("nul\u{0}byte", "nulbyte"),
+        ("c1\u{9B}31mcsi", "c1csi"),                                        // 8-bit CSI
+        ("c1\u{9D}0;t\u{9C}osc", "c1osc"),                                  // 8-bit OSC with 8-bit ST
+        ("rtl\u{202E}txt.exe", "rtltxt.exe"),                              // bidi override
+        ("iso\u{2066}late\u{2069}", "isolate"),
+        ("reset\u{1B}c", "reset"),                                          // RIS
+        ("keep\ttab", "keep\ttab"),
+        ("over\rwrite", "over\nwrite"),                                     // lone CR cannot overwrite
+        ("del\u{7F}ete", "delete"),
+    ])
+    func removesEverythingThatDrivesATerminal(input: String, expected: String) {
+        #expect(TextSanitizer.clean(input) == expected)
+    }
+
+    @Test func titlesAreFoldedOntoOneLine() {
+        #expect(TextSanitizer.clean("a\nb\tc", keepNewlines: false) == "a b c")
+    }
+
+    @Test func leavesNoEscapeInRandomisedInput() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [Unicode.Scalar] = ["\u{1B}", "[", "]", "\u{07}", "\\", "P", "a", "1", ";", "\u{9B}", "\u{9D}", "\u{9C}", "\u{202E}", "\n", "\r", "\u{0}"]
+        for _ in 0..<2_000 {
+            var text = String.UnicodeScalarView()
+            for _ in 0..<Int.random(in: 0...24, using: &generator) { text.append(alphabet.randomElement(using: &generator)!) }
+            let cleaned = TextSanitizer.clean(String(text))
+            #expect(!cleaned.unicodeScalars.contains { TextSanitizerProbe.isControl($0) }, "\(String(text).debugDescription)")
+        }
+    }
+
+    @Test func truncatesWithAMarker() {
+        #expect(TextSanitizer.truncate("abcdefghij", to: 5) == "abcd…")
+        #expect(TextSanitizer.truncate("abc", to: 5) == "abc")
+        #expect(TextSanitizer.truncate("abc", to: nil) == "abc")
+    }
+}
+
+enum TextSanitizerProbe {
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return (value < 0x20 && value != 0x0A && value != 0x09) || (0x7F...0x9F).contains(value)
+            || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
+    }
+}
+
+@Suite struct NormalizerTests {
+    @Test func rejectsAnEmptyTitle() {
+        #expect(throws: EventError.self) { try EventNormalizer.normalize(NotificationEvent(title: " \u{1B}[2J \n")) }
+    }
+
+    @Test func cleansAndCaps() throws {
+        let event = try EventNormalizer.normalize(NotificationEvent(
+            title: "Disk\nfull\u{1B}]0;x\u{07}", body: "  line 1\nline 2\u{0}  \n", app: " \n", tags: ["", "ops"]))
+        #expect(event.title == "Disk full")
+        #expect(event.body == "line 1\nline 2")
+        #expect(event.app == nil)
+        #expect(event.tags == ["ops"])
+        let long = try EventNormalizer.normalize(NotificationEvent(title: String(repeating: "x", count: 5_000)))
+        #expect(long.title.count == EventNormalizer.maximumTitleLength)
+        #expect(long.title.hasSuffix("…"))
+    }
+
+    @Test func validatesMessageIDs() throws {
+        #expect(throws: EventError.self) { try EventNormalizer.normalize(NotificationEvent(title: "t", messageID: "xyz")) }
+        let event = try EventNormalizer.normalize(NotificationEvent(title: "t", messageID: "0123456789ABCDEF0123456789abcdef"))
+        #expect(event.messageID == "0123456789abcdef0123456789abcdef")
+    }
+}
