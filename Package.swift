@@ -84,7 +84,7 @@ let package = Package(
         .testTarget(
             name: "NotifyRouteCLITests",
             dependencies: ["notify-route", "NotifyRouteTestSupport"],
-            resources: [.copy("BrokenConfigs")]
+            exclude: ["BrokenConfigs"]
         ),
     ]
 )

@@ -33,17 +33,38 @@ public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 enum Suggestions {
-    /// `did you mean "desktop"?` when a candidate is close to what was typed.
+    /// `did you mean "desktop"?` when a candidate is close to what was typed: a few
+    /// edits away, or what was typed is the start of it (`warn` for `warning`).
     static func didYouMean(_ typed: String, among candidates: some Sequence<String>) -> String? {
         let lowered = typed.lowercased()
-        var best: (candidate: String, distance: Int)?
+        var best: (candidate: String, distance: Int, common: Int)?
         for candidate in candidates {
-            let distance = editDistance(lowered, candidate.lowercased())
-            if best == nil || distance < best!.distance { best = (candidate, distance) }
+            let other = candidate.lowercased()
+            var distance = editDistance(lowered, other)
+            if lowered.count >= 3, other.hasPrefix(lowered) || lowered.hasPrefix(other) { distance = min(distance, 1) }
+            let common = commonSubsequence(lowered, other)
+            // Ties go to the candidate sharing most letters in order: "rutes" is "routes", not "rules".
+            if best == nil || distance < best!.distance || (distance == best!.distance && common > best!.common) {
+                best = (candidate, distance, common)
+            }
         }
         guard let best else { return nil }
         let allowed = max(1, min(3, best.candidate.count / 3))
         return best.distance <= allowed ? "did you mean \"\(best.candidate)\"?" : nil
+    }
+
+    static func commonSubsequence(_ a: String, _ b: String) -> Int {
+        let a = Array(a.unicodeScalars), b = Array(b.unicodeScalars)
+        var row = [Int](repeating: 0, count: b.count + 1)
+        for i in 0..<a.count {
+            var previousDiagonal = 0
+            for j in 0..<b.count {
+                let saved = row[j + 1]
+                row[j + 1] = a[i] == b[j] ? previousDiagonal + 1 : max(row[j + 1], row[j])
+                previousDiagonal = saved
+            }
+        }
+        return row[b.count]
     }
 
     /// Optimal string alignment distance: insertions, deletions, substitutions, and
@@ -67,11 +88,16 @@ enum Suggestions {
         return d[a.count][b.count]
     }
 
-    /// `unknown key "timout"; did you mean "timeout"? expected one of: app, level, timeout`
-    static func unknown(_ what: String, _ typed: String, expected: [String]) -> String {
+    /// `unknown key "timout" in defaults; did you mean "timeout"? expected one of: app, level, timeout`
+    static func unknown(_ what: String, _ typed: String, in context: String? = nil, expected: [String]) -> String {
         var message = "unknown \(what) \"\(typed)\""
-        if let hint = didYouMean(typed, among: expected) { message += "; \(hint)" }
-        message += expected.isEmpty ? "" : "; expected one of: \(expected.joined(separator: ", "))"
+        if let context { message += " in \(context)" }
+        if let hint = didYouMean(typed, among: expected) {
+            message += "; \(hint)"
+            if !expected.isEmpty { message += " expected one of: \(expected.joined(separator: ", "))" }
+        } else if !expected.isEmpty {
+            message += "; expected one of: \(expected.joined(separator: ", "))"
+        }
         return message
     }
 }

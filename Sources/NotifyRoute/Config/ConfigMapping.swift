@@ -19,7 +19,7 @@ struct ConfigMapping: Sendable {
         }
         for entry in entries where !allowedKeys.contains(entry.key) {
             throw ConfigError(
-                Suggestions.unknown("key", entry.key, expected: allowedKeys) + " (in \(context))",
+                Suggestions.unknown("key", entry.key, in: context, expected: allowedKeys),
                 at: entry.keyLocation ?? entry.value.location)
         }
     }
@@ -121,7 +121,7 @@ extension ConfigNode {
     func level(_ what: String) throws(ConfigError) -> Level {
         let text = try scalarString(what)
         guard let level = Level(rawValue: text.lowercased()) else {
-            throw ConfigError(Suggestions.unknown("level", text, expected: Level.allCases.map(\.rawValue)) + " (in \(what))", at: location)
+            throw ConfigError(Suggestions.unknown("level", text, in: what, expected: Level.allCases.map(\.rawValue)), at: location)
         }
         return level
     }

@@ -76,22 +76,14 @@ public struct ConfigSource: Sendable, Hashable {
             }
             return text
         }
-        // Find the first invalid sequence by decoding prefixes.
+        // Walk the valid prefix to place the first invalid sequence.
         var iterator = bytes.makeIterator()
         var decoder = UTF8()
-        var offset = 0, line = 1, column = 1
-        loop: while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue(let scalar):
-                offset += UTF8.width(scalar)
-                if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
-            case .emptyInput:
-                break loop
-            case .error:
-                break loop
-            }
+        var line = 1, column = 1
+        while case .scalarValue(let scalar) = decoder.decode(&iterator) {
+            if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
         }
-        throw ConfigError("the config is not valid UTF-8 (byte offset \(offset)); save it as UTF-8",
+        throw ConfigError("the config is not valid UTF-8; save it as UTF-8",
                           at: SourceLocation(file: file, line: line, column: column))
     }
 }

@@ -110,7 +110,7 @@ extension RouterConfiguration {
             }
             let kind = try kindEntry.value.scalarString("\(context) kind")
             guard let plugin = registry.plugin(forKind: kind) else {
-                throw ConfigError(Suggestions.unknown("sink kind", kind, expected: registry.kinds) + " (in \(context))",
+                throw ConfigError(Suggestions.unknown("sink kind", kind, in: context, expected: registry.kinds),
                                   at: kindEntry.value.location)
             }
             let map = try ConfigMapping(entry.value, context: context, allowing: SinkPlugin.genericOptionKeys + plugin.optionKeys)
@@ -226,8 +226,8 @@ extension RouterConfiguration {
             let name = try item.scalarString("\(what) sink")
             guard sinkNames.contains(name) else {
                 var message = "unknown sink \"\(name)\" in \(what)"
-                if let hint = Suggestions.didYouMean(name, among: sinkNames) { message += "; \(hint)" }
-                message += sinkNames.isEmpty ? "; no sinks are declared under `sinks:`" : "; known sinks: \(sinkNames.joined(separator: ", "))"
+                message += Suggestions.didYouMean(name, among: sinkNames).map { "; \($0) " } ?? "; "
+                message += sinkNames.isEmpty ? "no sinks are declared under `sinks:`" : "known sinks: \(sinkNames.joined(separator: ", "))"
                 throw ConfigError(message, at: item.location)
             }
             if !names.contains(name) { names.append(name) }

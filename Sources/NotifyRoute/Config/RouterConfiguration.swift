@@ -246,8 +246,8 @@ public struct KeyTemplate: Hashable, Sendable, CustomStringConvertible {
         public var template: String
         public var placeholder: String
         public var description: String {
-            Suggestions.unknown("placeholder", "{\(placeholder)}", expected: Placeholder.allCases.map { "{\($0.rawValue)}" })
-                + " in key \"\(template)\""
+            Suggestions.unknown("placeholder", "{\(placeholder)}", in: "key \"\(template)\"",
+                                expected: Placeholder.allCases.map { "{\($0.rawValue)}" })
         }
     }
 

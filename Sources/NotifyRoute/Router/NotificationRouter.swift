@@ -37,7 +37,7 @@ public final class NotificationRouter: Sendable {
         for declaration in configuration.sinks {
             guard let plugin = registry.plugin(forKind: declaration.kind) else {
                 throw ConfigError(
-                    Suggestions.unknown("sink kind", declaration.kind, expected: registry.kinds) + " (in sink \"\(declaration.name)\")",
+                    Suggestions.unknown("sink kind", declaration.kind, in: "sink \"\(declaration.name)\"", expected: registry.kinds),
                     at: declaration.location)
             }
             do {

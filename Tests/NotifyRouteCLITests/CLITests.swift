@@ -1,0 +1,275 @@
+import Foundation
+import NotifyRouteTestSupport
+import Testing
+
+/// End-to-end: the built `notify-route` binary, its output and its exit codes.
+@Suite struct SendCommandTests {
+    /// A config with only a terminal sink, so these tests depend on nothing else.
+    static func terminalConfig(_ extra: String = "") throws -> URL {
+        let directory = try TestEnvironment.temporaryDirectory()
+        let url = directory.appendingPathComponent("config.yaml")
+        try """
+            sinks:
+              tty: { kind: terminal }
+            \(extra)
+            fallback: [tty]
+            """.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    @Test func sendsOnTheEmbeddedDefault() throws {
+        let result = try ProcessRunner.notifyRoute(["send", "-l", "warning", "Disk", "90% full"], environment: ["NO_COLOR": "1"])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("[warning] Disk: 90% full\n"))
+    }
+
+    @Test func jsonReportOnStdout() throws {
+        let config = try Self.terminalConfig()
+        let result = try ProcessRunner.notifyRoute(
+            ["send", "--config", config.path, "--json", "-l", "error", "-s", "backup", "-g", "ops", "-k", "k1", "-r", "r1",
+             "-f", "DISK=/dev/sda", "Backup failed", "exit 3"],
+            environment: ["NO_COLOR": "1"])
+        #expect(result.status == 0)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        #expect(report["summary"] as? String == "delivered")
+        let event = try #require(report["event"] as? [String: Any])
+        #expect(event["title"] as? String == "Backup failed")
+        #expect(event["body"] as? String == "exit 3")
+        #expect(event["level"] as? String == "error")
+        #expect(event["timeout"] as? String == "15s")
+        #expect(event["source"] as? String == "backup")
+        #expect(event["tags"] as? [String] == ["ops"])
+        #expect(event["dedup_key"] as? String == "k1")
+        #expect(event["replace_key"] as? String == "r1")
+        #expect(event["fields"] as? [String: String] == ["DISK": "/dev/sda"])
+        let sinks = try #require(report["sinks"] as? [[String: Any]])
+        #expect(sinks.count == 1)
+        #expect(sinks.first?["sink"] as? String == "tty")
+        #expect(sinks.first?["status"] as? String == "delivered")
+        #expect(sinks.first?["route"] as? String == "fallback")
+    }
+
+    @Test func bodyFromStandardInput() throws {
+        let config = try Self.terminalConfig()
+        let result = try ProcessRunner.notifyRoute(
+            ["send", "--config", config.path, "Log tail", "-"], environment: ["NO_COLOR": "1"], input: "line one\nline two\n")
+        #expect(result.status == 0)
+        #expect(result.standardError == "[info] Log tail: line one ⏎ line two\n")
+    }
+
+    @Test func controlSequencesNeverReachTheTerminal() throws {
+        let config = try Self.terminalConfig()
+        let result = try ProcessRunner.notifyRoute(
+            ["send", "--config", config.path, "evil\u{1B}]0;pwned\u{07}\u{1B}[2J title", "clip\u{1B}]52;c;ZXZpbA==\u{07}board\u{0}"],
+            environment: ["NO_COLOR": "1"])
+        #expect(result.status == 0)
+        #expect(result.standardError == "[info] evil title: clipboard\n")
+    }
+
+    @Test func colourOnlyWhenAsked() throws {
+        let config = try Self.terminalConfig()
+        // stderr is a pipe here: plain by default...
+        let plain = try ProcessRunner.notifyRoute(["send", "--config", config.path, "-l", "error", "x"])
+        #expect(!plain.standardError.contains("\u{1B}"))
+        // ...tinted when forced, and NO_COLOR does not stop `always`.
+        let forced = try Self.terminalConfig().deletingLastPathComponent().appendingPathComponent("forced.yaml")
+        try "sinks: { tty: { kind: terminal, color: always } }\nfallback: [tty]\n".write(to: forced, atomically: true, encoding: .utf8)
+        let tinted = try ProcessRunner.notifyRoute(["send", "--config", forced.path, "-l", "error", "x"])
+        #expect(tinted.standardError == "\u{1B}[31m✖ error\u{1B}[0m  x\n")
+    }
+
+    @Test func usageErrorsExit64() throws {
+        for arguments in [["send", "-t", "5", "x"], ["send", "-A", "nolabel", "x"], ["send", "-f", "novalue", "x"],
+                          ["send", "-l", "loud", "x"], ["send"], ["send", "--sink", "nosuch", "x"]] {
+            let result = try ProcessRunner.notifyRoute(arguments, environment: ["NO_COLOR": "1"])
+            #expect(result.status == 64, "\(arguments): \(result.standardError)")
+            #expect(!result.standardError.isEmpty)
+        }
+    }
+
+    @Test func anEmptyTitleIsBadEventData() throws {
+        let result = try ProcessRunner.notifyRoute(["send", " \u{1B}[2J "], environment: ["NO_COLOR": "1"])
+        #expect(result.status == 65)
+        #expect(result.standardError == "notify-route: bad event: the title is empty; an event needs a one-line title\n")
+    }
+
+    @Test func noSinkAvailableExits69() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        let config = directory.appendingPathComponent("c.yaml")
+        try "sinks: { desk: { kind: desktop } }\nfallback: [desk]\n".write(to: config, atomically: true, encoding: .utf8)
+        let result = try ProcessRunner.notifyRoute(
+            ["send", "--config", config.path, "--json", "x"],
+            environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(directory.path)/no-such-bus", "DISPLAY": ""])
+        #expect(result.status == 69, "\(result.standardError)")
+        #expect(result.standardOutput.contains("\"status\":\"unavailable\""))
+    }
+
+    @Test func aFailedSinkExits1() throws {
+        // stdout is a pipe whose reader has gone: the write fails with EPIPE.
+        let directory = try TestEnvironment.temporaryDirectory()
+        let config = directory.appendingPathComponent("c.yaml")
+        try "sinks: { out: { kind: terminal, output: stdout } }\nfallback: [out]\n".write(to: config, atomically: true, encoding: .utf8)
+        let script = "(sleep 0.3; \"$0\" send --config \"$1\" x; echo \"rc=$?\" >&2) | true"
+        let result = try ProcessRunner.run(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", script, TestEnvironment.notifyRouteBinary.path, config.path])
+        #expect(result.standardError.contains("notify-route: out: failed: stdout is a closed pipe (EPIPE)"))
+        #expect(result.standardError.hasSuffix("rc=1\n"))
+    }
+
+    @Test func dryRunSendsNothing() throws {
+        let config = try Self.terminalConfig()
+        let result = try ProcessRunner.notifyRoute(["send", "--config", config.path, "--dry-run", "quiet please"], environment: ["NO_COLOR": "1"])
+        #expect(result.status == 0)
+        #expect(result.standardError.isEmpty)
+        #expect(result.standardOutput.contains("tty (terminal) via fallback: would show"))
+    }
+
+    @Test func waitWithoutAnInteractiveSinkSaysWhy() throws {
+        let config = try Self.terminalConfig()
+        let result = try ProcessRunner.notifyRoute(["send", "--config", config.path, "--wait", "x"], environment: ["NO_COLOR": "1"], timeLimit: .seconds(10))
+        #expect(result.status == 0)
+        #expect(result.standardError.contains("--wait: no sink that delivered this event reports actions or dismissal"))
+    }
+}
+
+@Suite struct ConfigCommandTests {
+    @Test func lookupOrder() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        let xdg = directory.appendingPathComponent("xdg/notify-route")
+        try FileManager.default.createDirectory(at: xdg, withIntermediateDirectories: true)
+        let body = "sinks: { tty: { kind: terminal } }\nfallback: [tty]\n"
+        try body.write(to: xdg.appendingPathComponent("config.yaml"), atomically: true, encoding: .utf8)
+        let fromEnv = directory.appendingPathComponent("env.yaml")
+        try body.write(to: fromEnv, atomically: true, encoding: .utf8)
+        let explicit = directory.appendingPathComponent("explicit.yaml")
+        try body.write(to: explicit, atomically: true, encoding: .utf8)
+
+        let xdgHome = ["XDG_CONFIG_HOME": directory.appendingPathComponent("xdg").path]
+        #expect(try ProcessRunner.notifyRoute(["config", "check"], environment: xdgHome).standardOutput
+            .hasPrefix("\(xdg.path)/config.yaml: ok"))
+        var both = xdgHome
+        both["NOTIFY_ROUTE_CONFIG"] = fromEnv.path
+        #expect(try ProcessRunner.notifyRoute(["config", "check"], environment: both).standardOutput.hasPrefix("\(fromEnv.path): ok"))
+        #expect(try ProcessRunner.notifyRoute(["config", "check", "--config", explicit.path], environment: both).standardOutput
+            .hasPrefix("\(explicit.path): ok"))
+        // Nothing found: the embedded default.
+        #expect(try ProcessRunner.notifyRoute(["config", "check"], environment: ["XDG_CONFIG_HOME": directory.appendingPathComponent("none").path])
+            .standardOutput.hasPrefix("<embedded>: ok (3 sinks"))
+        // An explicit file that does not exist is an error, not a silent fallback.
+        let missing = try ProcessRunner.notifyRoute(["send", "--config", "/nonexistent.yaml", "x"])
+        #expect(missing.status == 78)
+        #expect(missing.standardError == "notify-route: /nonexistent.yaml:1:1: cannot read the config file: no such file\n")
+    }
+
+    @Test func showPrintsAnEffectiveConfigThatLoadsBack() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        let source = directory.appendingPathComponent("in.yaml")
+        try """
+            defaults: { app: backupd, timeout: 6s }
+            levels: { critical: { timeout: never } }
+            sinks:
+              desktop: { kind: desktop }
+              tty: { kind: terminal, style: banner, min_level: info }
+            rules:
+              - name: tag backups
+                match: { source: "backup*", level: ">=warning" }
+                set: { tags: [ops], replace_key: "backup-{source}" }
+            routes:
+              - match: { level: ">=warning" }
+                to: [desktop]
+                dedup: { window: 10m }
+                failover: [tty]
+              - match: { tags: [ops] }
+                to: [tty]
+                continue: true
+            fallback: [tty]
+            """.write(to: source, atomically: true, encoding: .utf8)
+        let shown = try ProcessRunner.notifyRoute(["config", "show", "--config", source.path])
+        #expect(shown.status == 0, "\(shown.standardError)")
+        for line in ["  timeout: 6s", "  app: backupd", "  deadline: 2s", "  warning: {timeout: 6s, priority: 4, urgency: normal, tint: yellow}",
+                     "  critical: {timeout: never, priority: 2, urgency: critical, tint: white-on-red}", "  dedup: {window: 10m}",
+                     "  failover: [tty]", "  continue: true"] {
+            #expect(shown.standardOutput.contains(line + "\n"), "missing \(line)")
+        }
+        let roundTrip = directory.appendingPathComponent("shown.yaml")
+        try shown.standardOutput.write(to: roundTrip, atomically: true, encoding: .utf8)
+        let again = try ProcessRunner.notifyRoute(["config", "show", "--config", roundTrip.path])
+        #expect(again.status == 0, "\(again.standardError)")
+        // Showing the shown config gives the same config (only the origin comment differs).
+        #expect(again.standardOutput.split(separator: "\n").dropFirst() == shown.standardOutput.split(separator: "\n").dropFirst())
+    }
+
+    @Test func configErrorsInSubcommandsExit78() throws {
+        let broken = BrokenConfigTests.directory.appendingPathComponent("unknown-sink-in-route.yaml").path
+        for arguments in [["explain", "--config", broken, "x"], ["sinks", "--config", broken], ["close", "--config", broken, "-r", "k"],
+                          ["config", "show", "--config", broken]] {
+            let result = try ProcessRunner.notifyRoute(arguments)
+            #expect(result.status == 78, "\(arguments)")
+            #expect(result.standardError.hasPrefix("notify-route: \(broken):7:19: unknown sink \"destkop\""))
+        }
+    }
+}
+
+@Suite struct OtherCommandTests {
+    @Test func explainShowsRulesRoutesAndSinks() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        let config = directory.appendingPathComponent("c.yaml")
+        try """
+            sinks: { tty: { kind: terminal }, log: { kind: terminal, output: stdout } }
+            rules:
+              - match: { source: "backup*" }
+                set: { tags: [ops] }
+            routes:
+              - match: { level: ">=error" }
+                to: [tty]
+              - match: { tags: [ops] }
+                to: [log]
+            fallback: [tty]
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let result = try ProcessRunner.notifyRoute(["explain", "--config", config.path, "-s", "backup.nightly", "-l", "warning", "Backup slow"])
+        #expect(result.status == 0)
+        let expected = """
+            rules:
+              rule 1: matched — set tags +ops
+                  source "backup.nightly" matches "backup*"
+            routes:
+              route 1: no match (to tty)
+                  level warning is not >=error
+              route 2: matched (to log)
+                  tags include ops
+            sinks:
+              log (terminal) via route 2: would show
+            """
+        #expect(result.standardOutput.contains(expected), "\(result.standardOutput)")
+        #expect(result.standardError.isEmpty)  // nothing was sent
+    }
+
+    @Test func sinksListsKindsAndAvailability() throws {
+        let result = try ProcessRunner.notifyRoute(["sinks", "--json"], environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
+        #expect(result.status == 0)
+        let listing = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        #expect(listing["kinds"] as? [String] == ["terminal", "desktop", "journal"])
+        let sinks = try #require(listing["sinks"] as? [[String: Any]])
+        #expect(sinks.map { $0["name"] as? String } == ["terminal", "desktop", "journal"])
+        let desktop = try #require(sinks.first { $0["name"] as? String == "desktop" })
+        #expect(desktop["available"] as? Bool == false)
+        #expect((desktop["reason"] as? String)?.isEmpty == false)
+    }
+
+    @Test func versionAndCompletion() throws {
+        let version = try ProcessRunner.notifyRoute(["--version"])
+        #expect(version.status == 0)
+        #expect(version.standardOutput.split(separator: ".").count == 3)
+        for shell in ["bash", "zsh", "fish"] {
+            let completion = try ProcessRunner.notifyRoute(["--generate-completion-script", shell])
+            #expect(completion.status == 0)
+            #expect(completion.standardOutput.contains("send"))
+        }
+    }
+
+    @Test func closeWithoutAKnownNotificationExits1() throws {
+        let result = try ProcessRunner.notifyRoute(["close", "-r", "nothing-here"], environment: ["NO_COLOR": "1"])
+        #expect(result.status == 1)
+        #expect(result.standardError == "notify-route: no notification is known for replace key \"nothing-here\"\n")
+    }
+}
