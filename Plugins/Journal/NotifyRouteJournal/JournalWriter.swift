@@ -1,0 +1,277 @@
+import Dispatch
+import NotifyRoute
+import Synchronization
+
+/// The journal sink's writer: a FIFO of records drained by one serial queue, so the
+/// blocking `sd_journal_sendv` never runs on Swift's cooperative pool, and records
+/// reach journald in the order they were handed over.
+///
+/// A caller waits for its record until a limit it chooses (a little before the router's
+/// deadline). If journald has not taken it by then, journald is *stalled*, and:
+/// - with a queue (`capacity > 0`, a long-lived process) the record stays in the FIFO
+///   and the caller is told it is queued; while journald stays stalled, later records
+///   are queued at once. At most `capacity` records wait like that; past the bound new
+///   records are dropped and counted, and once journald answers again a catalogued
+///   record (``JournalCatalog/eventsDropped``) says how many were lost.
+/// - without a queue (`capacity == 0`, a one-shot `notify-route send` that exits right
+///   after) the record is withdrawn and the caller gets a retryable time-out, so the
+///   router can fail over instead of reporting a record that will die with the process.
+final class JournalWriter: Sendable {
+    enum Outcome: Sendable {
+        case written
+        case queued(reason: String)
+        case failed(SinkError)
+    }
+
+    private enum EntryState {
+        /// A caller waits for the result.
+        case waiting
+        /// The caller was told "queued": the record must be written, whatever it takes.
+        case queued
+        /// The caller was told it timed out, but the record was already in `sd_journal_sendv`.
+        case abandoned
+    }
+
+    private struct Entry {
+        let id: UInt64
+        let record: JournalRecord
+        var state: EntryState
+    }
+
+    private struct State {
+        var entries: [Entry] = []
+        var waiters: [UInt64: CheckedContinuation<Outcome, Never>] = [:]
+        var inFlight: UInt64?
+        var draining = false
+        /// Set when a caller's wait ran out; cleared by the next record journald takes.
+        var stalledSince: ContinuousClock.Instant?
+        var nextID: UInt64 = 0
+        var queuedCount = 0
+        var written = 0
+        var dropped = 0
+        /// Drops not yet mentioned in a receipt's notes.
+        var droppedUnreported = 0
+        /// Drops not yet recorded in the journal itself.
+        var droppedUnlogged = 0
+        var lastFailure: SinkError?
+        var retryDelayMilliseconds = 100
+    }
+
+    let capacity: Int
+    let transport: JournalTransport
+    private let queue: DispatchQueue
+    private let dropRecord: @Sendable (_ dropped: Int) -> JournalRecord
+    private let state = Mutex(State())
+
+    init(
+        label: String, capacity: Int, transport: JournalTransport,
+        dropRecord: @escaping @Sendable (_ dropped: Int) -> JournalRecord
+    ) {
+        self.capacity = capacity
+        self.transport = transport
+        self.queue = DispatchQueue(label: "notify-route.journal.\(label)")
+        self.dropRecord = dropRecord
+    }
+
+    // MARK: Submitting
+
+    /// Hands `record` to the writer and waits until it is written, fails, or `limit` passes.
+    func submit(_ record: JournalRecord, waitUntil limit: ContinuousClock.Instant) async -> Outcome {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let (immediate, kick) = state.withLock { state -> (Outcome?, Bool) in
+                    if let since = state.stalledSince {
+                        // journald is known not to answer: waiting again would only spend the caller's deadline.
+                        guard capacity > 0 else { return (.failed(notQueuedError(stalledFor: .now - since)), false) }
+                        guard state.queuedCount < capacity else { return (.failed(drop(&state)), false) }
+                        state.entries.append(Entry(id: id, record: record, state: .queued))
+                        state.queuedCount += 1
+                        return (.queued(reason: queuedReason(state, stalledFor: .now - since)), startDraining(&state))
+                    }
+                    state.entries.append(Entry(id: id, record: record, state: .waiting))
+                    state.waiters[id] = continuation
+                    return (nil, startDraining(&state))
+                }
+                if kick { queue.async { self.drain() } }
+                if let immediate {
+                    continuation.resume(returning: immediate)
+                    return
+                }
+                let nanoseconds = max(0, DurationParser.milliseconds(limit - .now)) * 1_000_000
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { self.expire(id) }
+            }
+        } onCancel: {
+            expire(id)
+        }
+    }
+
+    /// The caller's wait is over and its record is not written yet.
+    private func expire(_ id: UInt64) {
+        let resumption = state.withLock { state -> (CheckedContinuation<Outcome, Never>, Outcome)? in
+            guard let continuation = state.waiters.removeValue(forKey: id),
+                  let index = state.entries.firstIndex(where: { $0.id == id })
+            else { return nil }
+            let since = state.stalledSince ?? .now
+            state.stalledSince = since
+            let inFlight = state.inFlight == id
+            if capacity > 0 {
+                // A record already inside sd_journal_sendv cannot be taken back: it counts as queued even past the bound.
+                if state.queuedCount < capacity || inFlight {
+                    state.entries[index].state = .queued
+                    state.queuedCount += 1
+                    return (continuation, .queued(reason: queuedReason(state, stalledFor: .now - since)))
+                }
+                state.entries.remove(at: index)
+                return (continuation, .failed(drop(&state)))
+            }
+            if inFlight {
+                state.entries[index].state = .abandoned
+            } else {
+                state.entries.remove(at: index)
+            }
+            return (continuation, .failed(notQueuedError(stalledFor: .now - since)))
+        }
+        if let (continuation, outcome) = resumption { continuation.resume(returning: outcome) }
+    }
+
+    private func startDraining(_ state: inout State) -> Bool {
+        guard !state.draining else { return false }
+        state.draining = true
+        return true
+    }
+
+    private func drop(_ state: inout State) -> SinkError {
+        state.dropped += 1
+        state.droppedUnreported += 1
+        state.droppedUnlogged += 1
+        let stalled = state.stalledSince.map { " for \(Self.format(.now - $0))" } ?? ""
+        return SinkError(
+            .failed,
+            "the journal queue is full: \(state.queuedCount) records wait for journald, which has not answered\(stalled); "
+                + "this event was dropped (\(state.dropped) dropped so far; queue_size \(capacity))",
+            isRetryable: true)
+    }
+
+    private func queuedReason(_ state: State, stalledFor stalled: Duration) -> String {
+        let cause = state.lastFailure.map { "the last write failed: \($0.message)" } ?? "hung or overloaded"
+        return "journald has not taken a record for \(Self.format(stalled)) (\(cause)); this one waits in the journal queue "
+            + "(\(state.queuedCount) of \(capacity)) and is written in order when journald answers"
+    }
+
+    private func notQueuedError(stalledFor stalled: Duration) -> SinkError {
+        SinkError(
+            .timedOut,
+            "journald has not taken a record for \(Self.format(stalled)) (hung or overloaded); not queued: this sink's "
+                + "queue_size is 0, as fits a process that exits after sending",
+            isRetryable: true)
+    }
+
+    // MARK: Draining (on `queue` only)
+
+    private enum Step {
+        case next
+        case retry(afterMilliseconds: Int)
+    }
+
+    private func drain() {
+        while true {
+            let head = state.withLock { state -> (UInt64, JournalRecord)? in
+                guard let first = state.entries.first else {
+                    state.draining = false
+                    return nil
+                }
+                state.inFlight = first.id
+                return (first.id, first.record)
+            }
+            guard let (id, record) = head else { return }
+            let failure = transport.write(record)
+            var resumption: (CheckedContinuation<Outcome, Never>, Outcome)?
+            var dropReport: Int?
+            let step = state.withLock { state -> Step in
+                state.inFlight = nil
+                guard let index = state.entries.firstIndex(where: { $0.id == id }) else { return .next }
+                let entry = state.entries[index]
+                let continuation = state.waiters.removeValue(forKey: id)
+                if let failure {
+                    if entry.state == .queued && failure.isRetryable {
+                        // Its caller was promised a write: keep it at the head and try again later, in order.
+                        state.lastFailure = failure
+                        let delay = state.retryDelayMilliseconds
+                        state.retryDelayMilliseconds = min(delay * 2, 2_000)
+                        return .retry(afterMilliseconds: delay)
+                    }
+                    state.entries.remove(at: index)
+                    if entry.state == .queued {
+                        state.queuedCount -= 1
+                        state.dropped += 1
+                        state.droppedUnreported += 1
+                        state.droppedUnlogged += 1
+                    }
+                    state.lastFailure = failure
+                    if let continuation { resumption = (continuation, .failed(failure)) }
+                    return .next
+                }
+                state.entries.remove(at: index)
+                if entry.state == .queued { state.queuedCount -= 1 }
+                state.written += 1
+                state.stalledSince = nil
+                state.lastFailure = nil
+                state.retryDelayMilliseconds = 100
+                if state.droppedUnlogged > 0 {
+                    dropReport = state.droppedUnlogged
+                    state.droppedUnlogged = 0
+                }
+                if let continuation { resumption = (continuation, .written) }
+                return .next
+            }
+            if let (continuation, outcome) = resumption { continuation.resume(returning: outcome) }
+            if let dropped = dropReport, transport.write(dropRecord(dropped)) != nil {
+                state.withLock { $0.droppedUnlogged += dropped }
+            }
+            if case .retry(let delay) = step {
+                queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { self.drain() }
+                return
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    /// Counters since the writer was made.
+    var statistics: JournalSink.Statistics {
+        state.withLock { state in
+            JournalSink.Statistics(
+                written: state.written, waiting: state.entries.count, queued: state.queuedCount, dropped: state.dropped,
+                stalledFor: state.stalledSince.map { .now - $0 }, lastFailure: state.lastFailure?.message)
+        }
+    }
+
+    /// Drops since the last call, for a receipt's notes.
+    func takeUnreportedDrops() -> Int {
+        state.withLock { state in
+            defer { state.droppedUnreported = 0 }
+            return state.droppedUnreported
+        }
+    }
+
+    /// Waits until every record handed over is written or given up, or `timeout` passes.
+    func flush(within timeout: Duration) async -> Bool {
+        let end = ContinuousClock.now + timeout
+        while state.withLock({ $0.entries.isEmpty }) == false {
+            guard ContinuousClock.now < end else { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
+    static func format(_ duration: Duration) -> String {
+        let milliseconds = DurationParser.milliseconds(duration)
+        if milliseconds < 1_000 { return "\(milliseconds)ms" }
+        let tenths = milliseconds / 100
+        return "\(tenths / 10).\(tenths % 10)s"
+    }
+}
