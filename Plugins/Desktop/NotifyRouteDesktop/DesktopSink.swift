@@ -1,12 +1,157 @@
 import NotifyRoute
 
-// Placeholder until the desktop plugin (its own issue) lands: the kind exists so configs
-// that name it load, and every delivery reports the sink unavailable with the reason.
-public struct DesktopSink: NotificationSink {
-    public static let plugin = SinkPlugin(kind: "desktop", summary: "desktop notifications through libnotify (not built yet)") { _ in DesktopSink() }
-    public var capabilities: SinkCapabilities { SinkCapabilities() }
-    public func availability() async -> SinkAvailability { .unavailable(reason: "the desktop plugin is not built yet") }
+/// Desktop notifications through libnotify, over the session bus, to whatever
+/// notification daemon runs there (GNOME Shell, KDE Plasma, dunst, mako, ...).
+///
+/// - Mapping: the level's urgency, the timeout as `expire_timeout` (`never` is 0,
+///   `default` the server's default, a duration in milliseconds), app name, icon (a
+///   theme name or a path), category, extra hints from the config, summary and body.
+///   The body is escaped (`&`, `<`, `>`) when the daemon advertises `body-markup`.
+/// - Replace: the handle is the server's notification id as a decimal string; a
+///   replace or a duplicate-count update re-shows under that id (`replaces_id`), so it
+///   works even for a notification another process showed.
+/// - Close: `CloseNotification` with the handle's id.
+/// - Interactions: actions and dismissals arrive on ``interactions()`` (and the
+///   callback given to ``init(configuration:onInteraction:)``), from a GLib main loop
+///   on a thread of the plugin's own.
+/// - Failures: the daemon is probed (`GetServerInformation`, `GetCapabilities`) with a
+///   short timeout before the first notification; no session bus, no daemon and a
+///   hung daemon are reported within that timeout, never after libnotify's 25 s.
+///
+/// libnotify talks to the process's session bus (`DBUS_SESSION_BUS_ADDRESS`, read
+/// when the first sink connects); every desktop sink in a process shares it.
+///
+/// ```swift
+/// let desktop = DesktopSink(configuration: .init(hints: ["transient": .boolean(true)])) { interaction in
+///     print(interaction.handle, interaction.interaction)
+/// }
+/// let router = try NotificationRouter(configuration: config, sinks: ["desktop": desktop])
+/// ```
+///
+/// In a config file:
+///
+/// ```yaml
+/// sinks:
+///   desktop: { kind: desktop, deadline: 1s, hints: { transient: "true", desktop-entry: backup } }
+/// ```
+public final class DesktopSink: NotificationSink {
+    /// The `desktop` kind for a ``SinkRegistry``.
+    public static let plugin = SinkPlugin(
+        kind: "desktop",
+        summary: "desktop notifications through libnotify on the session bus (urgency, timeout, replace, close, actions)",
+        optionKeys: ["hints", "probe_timeout"]
+    ) { options in
+        try DesktopSink(options: options)
+    }
+
+    /// What a desktop sink is configured with.
+    public struct Configuration: Hashable, Sendable {
+        /// Extra hints for every notification (`desktop-entry`, `transient`, `sound-name`, ...).
+        /// A `category` here is a default that the event's own category overrides.
+        public var hints: [String: DesktopHint]
+        /// How long each probe call may take before the daemon counts as hung.
+        public var probeTimeout: Duration
+
+        public init(hints: [String: DesktopHint] = [:], probeTimeout: Duration = .milliseconds(500)) {
+            self.hints = hints
+            self.probeTimeout = probeTimeout
+        }
+    }
+
+    public let configuration: Configuration
+    private let probe: ServerProbeCache
+    private let hub: InteractionHub
+
+    /// Before showing, ask the daemon again if it has been silent this long (a cheap
+    /// guard against a daemon that hung since the last notification).
+    static let recheckAfter: Duration = .seconds(5)
+
+    /// - Parameter onInteraction: called for every action and dismissal, on the
+    ///   plugin's GLib thread: return quickly.
+    public init(configuration: Configuration = Configuration(), onInteraction: (@Sendable (SinkInteraction) -> Void)? = nil) {
+        self.configuration = configuration
+        self.probe = ServerProbeCache(timeout: configuration.probeTimeout)
+        self.hub = InteractionHub(callback: onInteraction)
+    }
+
+    /// Reads `hints` and `probe_timeout` from a config entry.
+    public convenience init(options: SinkOptions) throws(ConfigError) {
+        var configuration = Configuration()
+        for (name, text) in try options.stringMap("hints") ?? [:] {
+            switch DesktopHint.parse(name: name, text: text) {
+            case .success(let hint): configuration.hints[name] = hint
+            case .failure(let error): throw options.error(error.message, at: "hints")
+            }
+        }
+        if let timeout = try options.duration("probe_timeout") {
+            guard timeout > .zero, timeout <= .seconds(5) else {
+                throw options.error("probe_timeout must be between 1ms and 5s (a short one keeps a hung daemon from holding up delivery)", at: "probe_timeout")
+            }
+            configuration.probeTimeout = timeout
+        }
+        self.init(configuration: configuration)
+    }
+
+    /// Replace, close and interactions always; actions and markup as the daemon says,
+    /// once it has been probed. Reading this starts the probe in the background; until
+    /// it answers, actions are let through and ``deliver(_:)`` drops them itself.
+    public var capabilities: SinkCapabilities {
+        probe.startIfNeeded()
+        let server = probe.cachedServer
+        return SinkCapabilities(
+            canReplace: true, canClose: true,
+            supportsActions: server.map { $0.capabilities.contains("actions") } ?? true,
+            supportsMarkup: server.map { $0.capabilities.contains("body-markup") } ?? false,
+            reportsInteractions: true)
+    }
+
+    /// Available when a daemon answers on the session bus; the reason otherwise.
+    public func availability() async -> SinkAvailability {
+        switch await probe.server() {
+        case .success: .available
+        case .failure(let error): .unavailable(reason: error.message)
+        }
+    }
+
     public func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
-        throw SinkError(.unavailable, "the desktop plugin is not built yet")
+        try refuseWhileStuck()
+        let server = try await probe.server(freshWithin: Self.recheckAfter).get()
+        let (request, notes) = DesktopNotificationRequest.make(
+            for: delivery, serverCapabilities: server.capabilities, configuredHints: configuration.hints)
+        let hub = hub
+        let id = try await GLibLoopThread.shared.perform { () throws(SinkError) -> UInt32 in
+            try LibNotifyPresenter.show(request, hub: hub)
+        }
+        probe.recordContact()
+        return SinkReceipt(handle: SinkHandle(String(id)), notes: notes)
+    }
+
+    public func close(_ request: SinkCloseRequest) async throws -> SinkReceipt {
+        guard let id = UInt32(request.handle.value), id > 0 else {
+            throw SinkError(.failed, "handle \"\(request.handle.value)\" is not a desktop notification id")
+        }
+        try refuseWhileStuck()
+        _ = try await probe.server(freshWithin: Self.recheckAfter).get()
+        let timeout = min(configuration.probeTimeout, max(.milliseconds(1), request.deadline - .now))
+        try await GLibLoopThread.shared.perform { () throws(SinkError) in
+            try NotificationServerProbe.closeNotification(id: id, timeout: timeout)
+        }
+        return SinkReceipt(handle: request.handle)
+    }
+
+    /// Every action and dismissal from now on, and the recent ones before it.
+    public func interactions() -> AsyncStream<SinkInteraction>? {
+        hub.stream()
+    }
+
+    /// A libnotify call still waiting on the daemon (a 25 s `show` after the daemon
+    /// hung) would hold every later call behind it: fail at once instead of queueing.
+    private func refuseWhileStuck() throws(SinkError) {
+        if let busy = GLibLoopThread.shared.busyFor, busy > configuration.probeTimeout + .milliseconds(250) {
+            throw SinkError(
+                .timedOut,
+                "the notification daemon has not answered an earlier request for \(DurationParser.format(busy)); it may be hung",
+                isRetryable: true)
+        }
     }
 }

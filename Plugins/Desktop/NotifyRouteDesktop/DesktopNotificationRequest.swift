@@ -1,0 +1,146 @@
+import NotifyRoute
+
+/// Everything one freedesktop `Notify` call carries, decided in Swift before any C
+/// is touched (so the mapping is testable on its own).
+struct DesktopNotificationRequest: Hashable, Sendable {
+    /// 0 for a new notification; the id to update in place otherwise (`replaces_id`).
+    var replacesID: UInt32
+    var appName: String
+    var summary: String
+    var body: String?
+    /// An icon name from the theme or a file path.
+    var icon: String?
+    /// The `urgency` hint byte: 0 low, 1 normal, 2 critical.
+    var urgency: UInt8
+    /// `expire_timeout`: -1 the server's default, 0 never, otherwise milliseconds.
+    var expireTimeout: Int32
+    var category: String?
+    /// Hints from the sink's config, besides urgency and category.
+    var hints: [String: DesktopHint]
+    var actions: [NotificationAction]
+
+    /// Maps one delivery to a request for a server with `serverCapabilities`.
+    ///
+    /// - Returns: the request and the notes for the report (actions dropped, ...).
+    static func make(
+        for delivery: SinkDelivery, serverCapabilities: Set<String>, configuredHints: [String: DesktopHint]
+    ) -> (request: DesktopNotificationRequest, notes: [String]) {
+        let event = delivery.event
+        var notes: [String] = []
+        var summary = event.title
+        let replacesID: UInt32
+        switch delivery.intent {
+        case .show:
+            replacesID = 0
+        case .replace(let handle):
+            replacesID = id(from: handle, notes: &notes)
+        case .updateDuplicateCount(let handle, let count):
+            replacesID = id(from: handle, notes: &notes)
+            summary += " (×\(count))"
+        }
+
+        var actions = event.actions
+        if !actions.isEmpty && !serverCapabilities.contains("actions") {
+            // The router only knows after the first probe; until then it leaves them to us.
+            notes.append("actions dropped: the notification daemon does not advertise the \"actions\" capability")
+            actions = []
+        }
+
+        var hints = configuredHints
+        // The event's own category wins over one set in the sink's hints (the cascade).
+        let configuredCategory: String?
+        if case .string(let value) = hints.removeValue(forKey: "category") { configuredCategory = value } else { configuredCategory = nil }
+
+        return (DesktopNotificationRequest(
+            replacesID: replacesID,
+            appName: event.app.isEmpty ? "notify-route" : event.app,
+            summary: summary,
+            body: event.body.map { serverCapabilities.contains("body-markup") ? escapeMarkup($0) : $0 },
+            icon: event.icon.flatMap { $0.isEmpty ? nil : $0 },
+            urgency: event.style.urgency.byteValue,
+            expireTimeout: expireTimeout(event.timeout),
+            category: event.category ?? configuredCategory,
+            hints: hints,
+            actions: actions
+        ), notes)
+    }
+
+    /// `never` is 0 (sticky), the server's default is -1, a duration is milliseconds
+    /// (at least 1, since 0 would mean never).
+    static func expireTimeout(_ timeout: NotificationTimeout) -> Int32 {
+        switch timeout {
+        case .never: 0
+        case .serverDefault: -1
+        case .after(let duration): Int32(clamping: max(1, DurationParser.milliseconds(duration)))
+        }
+    }
+
+    /// A server that advertises `body-markup` reads `<b>`, `&amp;`...: escape what the
+    /// user wrote so it shows as typed. Quotes need no escaping in element text.
+    static func escapeMarkup(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+
+    private static func id(from handle: SinkHandle, notes: inout [String]) -> UInt32 {
+        guard let id = UInt32(handle.value), id > 0, id <= UInt32(Int32.max) else {
+            notes.append("handle \"\(handle.value)\" is not a desktop notification id; shown as a new notification")
+            return 0
+        }
+        return id
+    }
+}
+
+/// A typed hint value: the freedesktop hints have fixed D-Bus types.
+public enum DesktopHint: Hashable, Sendable {
+    case string(String)
+    case boolean(Bool)
+    case int32(Int32)
+    case byte(UInt8)
+
+    /// The D-Bus type of the hints the specification defines; others are strings.
+    static let specifiedTypes: [String: String] = [
+        "action-icons": "boolean", "resident": "boolean", "transient": "boolean", "suppress-sound": "boolean",
+        "x": "int32", "y": "int32", "value": "int32",
+        "category": "string", "desktop-entry": "string", "image-path": "string", "sound-file": "string",
+        "sound-name": "string",
+    ]
+
+    /// Reads a hint written in the config as text, typed by its name.
+    ///
+    /// - Throws: a message for the config error when the text does not fit the type.
+    static func parse(name: String, text: String) -> Result<DesktopHint, HintError> {
+        if name == "urgency" {
+            return .failure(HintError(message: "hint \"urgency\" comes from the level (set levels.LEVEL.urgency instead)"))
+        }
+        if name.isEmpty { return .failure(HintError(message: "a hint name must not be empty")) }
+        switch specifiedTypes[name] {
+        case "boolean":
+            switch text.lowercased() {
+            case "true": return .success(.boolean(true))
+            case "false": return .success(.boolean(false))
+            default: return .failure(HintError(message: "hint \"\(name)\" must be true or false, not \"\(text)\""))
+            }
+        case "int32":
+            guard let value = Int32(text) else {
+                return .failure(HintError(message: "hint \"\(name)\" must be a whole number, not \"\(text)\""))
+            }
+            return .success(.int32(value))
+        default:
+            return .success(.string(text))
+        }
+    }
+
+    struct HintError: Error {
+        var message: String
+    }
+}

@@ -1,0 +1,91 @@
+import CLibNotify
+import Foundation
+import NotifyRoute
+import Synchronization
+
+/// The one thread of the process that talks to libnotify and GDBus.
+///
+/// libnotify is process-wide (one `GDBusProxy` on the session bus, created lazily by
+/// the first `show`), and its calls block for up to 25 s on a hung daemon; so every
+/// call runs here, never on Swift's cooperative pool. The thread runs a `GMainLoop`
+/// on a private `GMainContext`, pushed as the thread default before libnotify makes
+/// its proxy, so `ActionInvoked` and `NotificationClosed` are dispatched here even
+/// when nobody awaits anything.
+final class GLibLoopThread: Sendable {
+    static let shared = GLibLoopThread()
+
+    private let context: MainContext
+    /// When the job running now started; `nil` when idle. Read by ``busyFor``.
+    private let jobStarted = Mutex<ContinuousClock.Instant?>(nil)
+
+    private init() {
+        let context = MainContext(g_main_context_new())
+        self.context = context
+        let thread = Thread {
+            g_main_context_push_thread_default(context.pointer)
+            let loop = g_main_loop_new(context.pointer, 0)
+            // Runs for the life of the process; exit() does not wait for this thread.
+            g_main_loop_run(loop)
+        }
+        thread.name = "notify-route-glib"
+        thread.start()
+    }
+
+    /// How long the job running now has been running, `nil` when the thread is idle.
+    /// A long answer means libnotify is stuck in a 25 s call on a hung daemon.
+    var busyFor: Duration? {
+        jobStarted.withLock { started in started.map { ContinuousClock.now - $0 } }
+    }
+
+    /// Runs `body` on the GLib thread and returns its result. The caller's task is
+    /// suspended, not blocked; jobs run one at a time, in order.
+    func perform<T: Sendable>(_ body: @escaping @Sendable () throws(SinkError) -> T) async throws(SinkError) -> T {
+        let result: Result<T, SinkError> = await withCheckedContinuation { continuation in
+            submit {
+                do throws(SinkError) {
+                    continuation.resume(returning: .success(try body()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Queues `job` on the GLib thread without waiting for it.
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Job { [self] in
+            self.jobStarted.withLock { $0 = .now }
+            job()
+            self.jobStarted.withLock { $0 = nil }
+        }).toOpaque()
+        // An idle source attached to our context always runs on our thread, unlike
+        // g_main_context_invoke, which runs the function in the caller when nobody owns the context yet.
+        let source = g_idle_source_new()
+        g_source_set_priority(source, G_PRIORITY_DEFAULT)
+        g_source_set_callback(source, { data in
+            Unmanaged<Job>.fromOpaque(data!).takeUnretainedValue().run()
+            return 0  // G_SOURCE_REMOVE: run once
+        }, box, { data in
+            Unmanaged<Job>.fromOpaque(data!).release()
+        })
+        g_source_attach(source, context.pointer)
+        g_source_unref(source)
+    }
+}
+
+/// A queued closure, boxed to travel through a C `gpointer`.
+private final class Job: Sendable {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}
+
+/// The thread's `GMainContext`.
+///
+/// `@unchecked Sendable` because a raw pointer is not `Sendable`, but GLib documents
+/// `g_source_attach` on a context as safe from any thread, and that is all other
+/// threads do with it; the loop itself runs only on the GLib thread.
+private struct MainContext: @unchecked Sendable {
+    let pointer: OpaquePointer?
+    init(_ pointer: OpaquePointer?) { self.pointer = pointer }
+}
