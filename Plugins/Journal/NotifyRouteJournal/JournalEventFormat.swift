@@ -10,7 +10,7 @@ import NotifyRoute
 /// | `MESSAGE_ID` | when a rule or the event sets one (32 hex digits) |
 /// | `CODE_FILE`, `CODE_LINE`, `CODE_FUNC` | the library caller's call site |
 /// | `NOTIFY_ROUTE_LEVEL`, `_APP`, `_SOURCE`, `_SINK` | the event's level, app, source; the sink instance |
-/// | `NOTIFY_ROUTE_TAGS` | one field per tag, sorted (`journalctl NOTIFY_ROUTE_TAGS=ops` finds any) |
+/// | `NOTIFY_ROUTE_TAGS` | one field per tag (`journalctl NOTIFY_ROUTE_TAGS=ops` finds any; journald keeps no order) |
 /// | `NOTIFY_ROUTE_DEDUP_KEY` | an explicit key as given; the default key as `default:` + 16 hex digits |
 /// | `NOTIFY_ROUTE_REPLACE_KEY` | when set |
 /// | `NOTIFY_ROUTE_DUPLICATE_COUNT` | when the router counted more than one |

@@ -9,12 +9,13 @@ import Synchronization
 /// A caller waits for its record until a limit it chooses (a little before the router's
 /// deadline). If journald has not taken it by then, journald is *stalled*, and:
 /// - with a queue (`capacity > 0`, a long-lived process) the record stays in the FIFO
-///   and the caller is told it is queued; while journald stays stalled, later records
-///   are queued at once. At most `capacity` records wait like that; past the bound new
-///   records are dropped and counted, and once journald answers again a catalogued
+///   and the caller is told it is queued; while journald stays stalled, later callers
+///   wait only ``stalledWait`` before they are told the same. At most `capacity` records
+///   wait like that; past the bound new records are dropped and counted, and once journald answers again a catalogued
 ///   record (``JournalCatalog/eventsDropped``) says how many were lost.
 /// - without a queue (`capacity == 0`, a one-shot `notify-route send` that exits right
-///   after) the record is withdrawn and the caller gets a retryable time-out, so the
+///   after) the record is withdrawn (unless it is already inside `sd_journal_sendv`, in
+///   which case it is written if journald recovers) and the caller gets a retryable time-out, so the
 ///   router can fail over instead of reporting a record that will die with the process.
 final class JournalWriter: Sendable {
     enum Outcome: Sendable {
@@ -42,6 +43,7 @@ final class JournalWriter: Sendable {
         var entries: [Entry] = []
         var waiters: [UInt64: CheckedContinuation<Outcome, Never>] = [:]
         var inFlight: UInt64?
+        var inFlightSince: ContinuousClock.Instant?
         var draining = false
         /// Set when a caller's wait ran out; cleared by the next record journald takes.
         var stalledSince: ContinuousClock.Instant?
@@ -83,25 +85,16 @@ final class JournalWriter: Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                let (immediate, kick) = state.withLock { state -> (Outcome?, Bool) in
-                    if let since = state.stalledSince {
-                        // journald is known not to answer: waiting again would only spend the caller's deadline.
-                        guard capacity > 0 else { return (.failed(notQueuedError(stalledFor: .now - since)), false) }
-                        guard state.queuedCount < capacity else { return (.failed(drop(&state)), false) }
-                        state.entries.append(Entry(id: id, record: record, state: .queued))
-                        state.queuedCount += 1
-                        return (.queued(reason: queuedReason(state, stalledFor: .now - since)), startDraining(&state))
-                    }
+                let (kick, stalled) = state.withLock { state -> (Bool, Bool) in
                     state.entries.append(Entry(id: id, record: record, state: .waiting))
                     state.waiters[id] = continuation
-                    return (nil, startDraining(&state))
+                    return (startDraining(&state), state.stalledSince != nil)
                 }
                 if kick { queue.async { self.drain() } }
-                if let immediate {
-                    continuation.resume(returning: immediate)
-                    return
-                }
-                let nanoseconds = max(0, DurationParser.milliseconds(limit - .now)) * 1_000_000
+                // journald is known not to answer: wait only briefly (it may just have come back)
+                // instead of spending the caller's whole deadline again.
+                let end = stalled ? min(limit, .now + Self.stalledWait) : limit
+                let nanoseconds = max(0, DurationParser.milliseconds(end - .now)) * 1_000_000
                 DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { self.expire(id) }
             }
         } onCancel: {
@@ -115,7 +108,8 @@ final class JournalWriter: Sendable {
             guard let continuation = state.waiters.removeValue(forKey: id),
                   let index = state.entries.firstIndex(where: { $0.id == id })
             else { return nil }
-            let since = state.stalledSince ?? .now
+            // journald stopped taking records when the write now blocked in sd_journal_sendv began.
+            let since = state.stalledSince ?? state.inFlightSince ?? .now
             state.stalledSince = since
             let inFlight = state.inFlight == id
             if capacity > 0 {
@@ -137,6 +131,9 @@ final class JournalWriter: Sendable {
         }
         if let (continuation, outcome) = resumption { continuation.resume(returning: outcome) }
     }
+
+    /// How long a caller waits when journald is already known not to answer.
+    static let stalledWait = Duration.milliseconds(50)
 
     private func startDraining(_ state: inout State) -> Bool {
         guard !state.draining else { return false }
@@ -185,6 +182,7 @@ final class JournalWriter: Sendable {
                     return nil
                 }
                 state.inFlight = first.id
+                state.inFlightSince = .now
                 return (first.id, first.record)
             }
             guard let (id, record) = head else { return }
@@ -193,6 +191,7 @@ final class JournalWriter: Sendable {
             var dropReport: Int?
             let step = state.withLock { state -> Step in
                 state.inFlight = nil
+                state.inFlightSince = nil
                 guard let index = state.entries.firstIndex(where: { $0.id == id }) else { return .next }
                 let entry = state.entries[index]
                 let continuation = state.waiters.removeValue(forKey: id)
