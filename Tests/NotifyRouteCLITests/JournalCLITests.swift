@@ -1,0 +1,179 @@
+import Foundation
+import NotifyRouteTestSupport
+import Testing
+
+/// End-to-end: `notify-route send` to a journal sink, against the private journald of
+/// Tests/with-components.sh (and, for the faults, a nested namespace without it).
+@Suite(.serialized, .enabled(if: PrivateJournal.isAvailable || TestEnvironment.componentsRequired,
+                             "needs the private journald of Tests/with-components.sh"))
+struct JournalCLITests {
+    init() throws {
+        try #require(PrivateJournal.missing == nil, "\(PrivateJournal.missing ?? "")")
+    }
+
+    static func config(_ options: String = "", _ extra: String = "fallback: [journal]") throws -> URL {
+        let url = try TestEnvironment.temporaryDirectory("journal-cli").appendingPathComponent("config.yaml")
+        try """
+            sinks:
+              journal: { kind: journal, deadline: 500ms, identifier: cli-test, fields: { ROLE: cli }\(options) }
+              tty: { kind: terminal }
+            \(extra)
+            """.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    /// The one sink outcome of `send --json`.
+    static func outcome(_ result: ProcessResult) throws -> [String: Any] {
+        let report = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+        let sinks = try #require(report?["sinks"] as? [[String: Any]], "\(result.standardOutput) \(result.standardError)")
+        return try #require(sinks.first { $0["sink"] as? String == "journal" })
+    }
+
+    @Test func everyOptionBecomesAField() async throws {
+        try await PrivateJournal.withAccess {
+            let run = PrivateJournal.newRunID()
+            let result = try ProcessRunner.notifyRoute([
+                "send", "--config", try Self.config().path, "-l", "error", "-a", "backupd", "-s", "backup.nightly",
+                "-g", "ops", "-g", "nightly", "-k", "backup-\(run)", "-r", "backup-status",
+                "-f", "\(PrivateJournal.runField)=\(run)", "-f", "disk.path=/dev/sda", "-f", "MULTI=a\nb\n", "-f", "EQ=x=y",
+                "Backup failed", "-",
+            ], input: "rsync exited 23\nsee /var/log/backup.log\n")
+            #expect(result.status == 0, "\(result.standardError)")
+            let entry = try #require(try PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"]).first)
+            #expect(entry["MESSAGE"] == "Backup failed\nrsync exited 23\nsee /var/log/backup.log")
+            #expect(entry["PRIORITY"] == "3")
+            #expect(entry["SYSLOG_IDENTIFIER"] == "cli-test")
+            #expect(entry["NOTIFY_ROUTE_APP"] == "backupd")
+            #expect(entry["NOTIFY_ROUTE_LEVEL"] == "error")
+            #expect(entry["NOTIFY_ROUTE_SOURCE"] == "backup.nightly")
+            // journald keeps the values of a repeated field, not their order.
+            #expect(Set(entry.values("NOTIFY_ROUTE_TAGS")) == ["nightly", "ops"])
+            #expect(entry["NOTIFY_ROUTE_DEDUP_KEY"] == "backup-\(run)")
+            #expect(entry["NOTIFY_ROUTE_REPLACE_KEY"] == "backup-status")
+            #expect(entry["NOTIFY_ROUTE_SINK"] == "journal")
+            #expect(entry["ROLE"] == "cli")
+            #expect(entry["DISK_PATH"] == "/dev/sda")
+            #expect(entry.values("NOTIFY_ROUTE_FIELD_NAME") == ["DISK_PATH=disk.path"])
+            #expect(entry["MULTI"] == "a\nb\n")
+            #expect(entry["EQ"] == "x=y")
+            #expect(entry["CODE_FILE"] == nil, "the CLI has no library call site")
+        }
+    }
+
+    @Test func aRuleSetsTheMessageID() async throws {
+        try await PrivateJournal.withAccess {
+            let run = PrivateJournal.newRunID()
+            let config = try Self.config("", """
+                rules:
+                  - match: { source: "disk*" }
+                    set: { message_id: 3F0A7C35D5B84E5A9C21B0E8C3F1A2B4 }
+                fallback: [journal]
+                """)
+            let result = try ProcessRunner.notifyRoute(
+                ["send", "--config", config.path, "-s", "disk.sda", "-f", "\(PrivateJournal.runField)=\(run)", "Disk full"])
+            #expect(result.status == 0, "\(result.standardError)")
+            let entry = try #require(try PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"]).first)
+            #expect(entry["MESSAGE_ID"] == "3f0a7c35d5b84e5a9c21b0e8c3f1a2b4")
+        }
+    }
+
+    @Test func sinksListsTheJournalAsAvailable() async throws {
+        try await PrivateJournal.withAccess {
+            let result = try ProcessRunner.notifyRoute(["sinks", "--config", try Self.config().path])
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(result.standardOutput.contains("journal"), "\(result.standardOutput)")
+        }
+    }
+
+    // MARK: Faults
+
+    @Test func anAbsentSocketIsUnavailableWithTheReason() async throws {
+        try await PrivateJournal.withAccess {
+            let config = try Self.config()
+            let result = try PrivateJournal.run(
+                TestEnvironment.notifyRouteBinary, ["send", "--config", config.path, "--json", "nobody hears this"], socket: .absent)
+            #expect(result.status == 69, "no sink available: \(result.standardError)")
+            let outcome = try Self.outcome(result)
+            #expect(outcome["status"] as? String == "unavailable")
+            #expect((outcome["reason"] as? String)?.contains("/run/systemd/journal/socket is absent") == true, "\(outcome)")
+
+            let sinks = try PrivateJournal.run(TestEnvironment.notifyRouteBinary, ["sinks", "--config", config.path], socket: .absent)
+            #expect(sinks.standardOutput.contains("is absent"), "\(sinks.standardOutput)")
+
+            // With a failover, the terminal gets the event and the send succeeds.
+            let failover = try Self.config("", """
+                routes:
+                  - { match: {}, to: [journal], failover: [tty] }
+                fallback: [journal]
+                """)
+            let rescued = try PrivateJournal.run(
+                TestEnvironment.notifyRouteBinary, ["send", "--config", failover.path, "rescued"], socket: .absent,
+                environment: ["NO_COLOR": "1"])
+            #expect(rescued.status == 0, "\(rescued.standardError)")
+            #expect(rescued.standardError.contains("[info] rescued"))
+        }
+    }
+
+    @Test func aStaleSocketIsAFailureWithTheReason() async throws {
+        try await PrivateJournal.withAccess {
+            let result = try PrivateJournal.run(
+                TestEnvironment.notifyRouteBinary, ["send", "--config", try Self.config().path, "--json", "refused"], socket: .stale)
+            #expect(result.status == 1, "no sink delivered: \(result.standardError)")
+            let outcome = try Self.outcome(result)
+            #expect(outcome["status"] as? String == "failed")
+            #expect((outcome["error"] as? String)?.contains("connection refused") == true, "\(outcome)")
+            #expect(outcome["retryable"] as? Bool == true)
+        }
+    }
+
+    /// journald stopped with its socket queue full: `send` returns by the sink's deadline with a
+    /// retryable time-out (a one-shot process does not queue), and a failover sink takes over.
+    @Test func aHungJournaldDoesNotHangSend() async throws {
+        try await PrivateJournal.withAccess(exclusive: true) {
+            let run = PrivateJournal.newRunID()
+            let config = try Self.config()
+            let failover = try Self.config("", """
+                routes:
+                  - { match: {}, to: [journal], failover: [tty] }
+                fallback: [journal]
+                """)
+            let (alone, rescued) = try await PrivateJournal.whileStopped {
+                try PrivateJournal.fillSocketQueue(run: run)
+                let alone = try ProcessRunner.notifyRoute(
+                    ["send", "--config", config.path, "--json", "-f", "\(PrivateJournal.runField)=\(run)", "hung"], timeLimit: .seconds(10))
+                let rescued = try ProcessRunner.notifyRoute(
+                    ["send", "--config", failover.path, "-f", "\(PrivateJournal.runField)=\(run)", "rescued"],
+                    environment: ["NO_COLOR": "1"], timeLimit: .seconds(10))
+                return (alone, rescued)
+            }
+            print("journal: notify-route send with journald stopped exited after \(alone.duration) (sink deadline 500ms)")
+            #expect(!alone.timedOut)
+            #expect(alone.duration < .seconds(2), "the process returns by the deadline, plus start-up")
+            #expect(alone.status == 1, "\(alone.standardError)")
+            let outcome = try Self.outcome(alone)
+            #expect(outcome["status"] as? String == "failed")
+            #expect(outcome["reason"] as? String == "timed-out")
+            #expect((outcome["error"] as? String)?.contains("not queued") == true, "\(outcome)")
+
+            #expect(rescued.status == 0, "\(rescued.standardError)")
+            #expect(rescued.standardError.contains("[info] rescued"))
+            #expect(rescued.duration < .seconds(2))
+        }
+    }
+
+    @Test func badJournalOptionsAreConfigErrors() async throws {
+        for (options, message) in [
+            ("fields: { disk.path: x }", "\"disk.path\" is not a journal field name"),
+            ("fields: { MESSAGE: x }", "MESSAGE is written by the journal sink itself"),
+            ("queue_size: -1", "queue_size"),
+            ("identifer: x", "identifier"),
+        ] {
+            let config = try TestEnvironment.temporaryDirectory("journal-cli").appendingPathComponent("config.yaml")
+            try "sinks:\n  journal: { kind: journal, \(options) }\nfallback: [journal]\n".write(to: config, atomically: true, encoding: .utf8)
+            let result = try ProcessRunner.notifyRoute(["config", "check", config.path])
+            #expect(result.status == 78, "\(options): \(result.standardError)")
+            #expect(result.standardError.contains("\(config.path):2:"), "\(result.standardError)")
+            #expect(result.standardError.contains(message), "\(result.standardError)")
+        }
+    }
+}

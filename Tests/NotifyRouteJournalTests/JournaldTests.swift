@@ -1,0 +1,381 @@
+import Foundation
+import NotifyRoute
+@testable import NotifyRouteJournal
+import NotifyRouteTestSupport
+import Testing
+
+/// Runs where the private journald of Tests/with-components.sh is; under CI or inside
+/// with-components.sh it runs anyway and fails when journald is missing.
+let journaldTestsEnabled = PrivateJournal.isAvailable || TestEnvironment.componentsRequired
+
+/// The journal sink against a real journald, read back with `journalctl -o json`.
+/// Serialized, and every test holds the journal-test lock (exclusive when it stops journald).
+@Suite(.serialized, .enabled(if: journaldTestsEnabled, "needs the private journald of Tests/with-components.sh"))
+struct JournaldTests {
+    init() throws {
+        try #require(PrivateJournal.missing == nil, "\(PrivateJournal.missing ?? "")")
+    }
+
+    static func delivery(
+        _ title: String, run: String, level: Level = .info, body: String? = nil, fields: [String: String] = [:],
+        deadline: Duration = .seconds(2)
+    ) -> SinkDelivery {
+        var fields = fields
+        fields[PrivateJournal.runField] = run
+        return SinkDelivery(
+            event: ResolvedEvent(title: title, body: body, level: level, app: "journal-test", fields: fields),
+            sinkName: "journal", deadline: .now.advanced(by: deadline))
+    }
+
+    static func entries(_ run: String, count: Int = 1, timeout: Duration = .seconds(5)) throws -> [PrivateJournal.Entry] {
+        try PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"], count: count, timeout: timeout)
+    }
+
+    // MARK: Fields
+
+    @Test func everyFieldArrives() async throws {
+        try await PrivateJournal.withAccess {
+            let run = PrivateJournal.newRunID()
+            let sink = JournalSink(fields: ["STATIC_ROLE": "db"])
+            let event = ResolvedEvent(
+                title: "Pool exhausted", body: "line 1\nline 2\n\n  indented", level: .error, app: "journal-test",
+                source: "db.pool", tags: ["ops", "db"], dedupKey: "db-pool-exhausted", replaceKey: "db-status",
+                fields: [
+                    PrivateJournal.runField: run, "disk.path": "/dev/sda", "_hidden": "h", "2fa": "x", "PRIORITY": "0",
+                    "MULTI": "a\nb\nc\n", "UNICODE": "grüße ✓",
+                ],
+                messageID: "8d45620c1a4348dbb17410da57c60c66",
+                callSite: CallSite(file: "Service/Pool.swift", line: 77, function: "acquire(timeout:)"))
+            let receipt = try await sink.deliver(SinkDelivery(event: event, sinkName: "journal", duplicateCount: 2))
+            #expect(receipt.disposition == .delivered)
+            #expect(receipt.notes.contains("field \"disk.path\" written as DISK_PATH (journal names are A-Z, 0-9 and _)"))
+
+            let entry = try #require(try Self.entries(run).first)
+            #expect(entry["MESSAGE"] == "Pool exhausted\nline 1\nline 2\n\n  indented")
+            #expect(entry["PRIORITY"] == "3")
+            #expect(entry["SYSLOG_IDENTIFIER"] == "journal-test")
+            #expect(entry["MESSAGE_ID"] == "8d45620c1a4348dbb17410da57c60c66")
+            #expect(entry["CODE_FILE"] == "Service/Pool.swift")
+            #expect(entry["CODE_LINE"] == "77")
+            #expect(entry["CODE_FUNC"] == "acquire(timeout:)")
+            #expect(entry["NOTIFY_ROUTE_LEVEL"] == "error")
+            #expect(entry["NOTIFY_ROUTE_APP"] == "journal-test")
+            #expect(entry["NOTIFY_ROUTE_SOURCE"] == "db.pool")
+            // journald keeps the values of a repeated field, not their order.
+            #expect(Set(entry.values("NOTIFY_ROUTE_TAGS")) == ["db", "ops"])
+            #expect(entry["NOTIFY_ROUTE_DEDUP_KEY"] == "db-pool-exhausted")
+            #expect(entry["NOTIFY_ROUTE_REPLACE_KEY"] == "db-status")
+            #expect(entry["NOTIFY_ROUTE_DUPLICATE_COUNT"] == "2")
+            #expect(entry["NOTIFY_ROUTE_SINK"] == "journal")
+            // User fields: sanitised names, the originals kept, values intact.
+            #expect(entry["STATIC_ROLE"] == "db")
+            #expect(entry["DISK_PATH"] == "/dev/sda")
+            #expect(entry["HIDDEN"] == "h")
+            #expect(entry["FIELD_2FA"] == "x")
+            #expect(entry["USER_PRIORITY"] == "0")
+            #expect(entry["MULTI"] == "a\nb\nc\n")
+            #expect(entry["UNICODE"] == "grüße ✓")
+            #expect(Set(entry.values("NOTIFY_ROUTE_FIELD_NAME")) == [
+                "DISK_PATH=disk.path", "HIDDEN=_hidden", "FIELD_2FA=2fa", "USER_PRIORITY=PRIORITY",
+            ])
+            // journald's own trusted fields are still its own.
+            #expect(entry["_HIDDEN"] == nil)
+            #expect(entry["_PID"] == String(getpid()))
+        }
+    }
+
+    @Test func priorityForEveryLevel() async throws {
+        try await PrivateJournal.withAccess {
+            let run = PrivateJournal.newRunID()
+            let sink = JournalSink()
+            for level in Level.allCases {
+                _ = try await sink.deliver(Self.delivery("level \(level.rawValue)", run: run, level: level))
+            }
+            // A level whose priority the config overrode (`levels: { warning: { priority: 1 } }`).
+            var overridden = Self.delivery("overridden", run: run, level: .warning)
+            overridden.event.style.journalPriority = 1
+            _ = try await sink.deliver(overridden)
+
+            let entries = try Self.entries(run, count: Level.allCases.count + 1)
+            let priorities = Dictionary(uniqueKeysWithValues: entries.map { ($0["MESSAGE"] ?? "", $0["PRIORITY"] ?? "") })
+            #expect(priorities == [
+                "level debug": "7", "level info": "6", "level notice": "5", "level success": "5",
+                "level warning": "4", "level error": "3", "level critical": "2", "overridden": "1",
+            ])
+            #expect(entries.map { $0["NOTIFY_ROUTE_LEVEL"] ?? "" }.prefix(7) == Level.allCases.map(\.rawValue)[...])
+        }
+    }
+
+    @Test func theIdentifierOptionAndTheDefaultDedupKey() async throws {
+        try await PrivateJournal.withAccess {
+            let run = PrivateJournal.newRunID()
+            let sink = JournalSink(identifier: "backup-\(run.prefix(8))")
+            _ = try await sink.deliver(Self.delivery("same", run: run, body: "b"))
+            _ = try await sink.deliver(Self.delivery("same", run: run, body: "b"))
+            let entries = try Self.entries(run, count: 2)
+            #expect(entries.count == 2)
+            #expect(entries.allSatisfy { $0["SYSLOG_IDENTIFIER"] == "backup-\(run.prefix(8))" })
+            #expect(entries.allSatisfy { $0["NOTIFY_ROUTE_APP"] == "journal-test" })
+            #expect(entries[0]["NOTIFY_ROUTE_DEDUP_KEY"]?.hasPrefix("default:") == true)
+            #expect(entries[0]["NOTIFY_ROUTE_DEDUP_KEY"] == entries[1]["NOTIFY_ROUTE_DEDUP_KEY"])
+        }
+    }
+
+    @Test func bytesThatAreNotUTF8ArriveIntact() async throws {
+        try await PrivateJournal.withAccess {
+            let run = PrivateJournal.newRunID()
+            var record = JournalRecord([("MESSAGE", "raw record"), (PrivateJournal.runField, run)])
+            record.append("BLOB", bytes: [0xff, 0xfe, 0x00, 0x41, 0x0a, 0x42])
+            record.append("latin1", bytes: Array("caf".utf8) + [0xe9])
+            let receipt = try await JournalSink().write(record)
+            #expect(receipt.disposition == .delivered)
+            let entry = try #require(try Self.entries(run).first)
+            #expect(entry.fields["BLOB"] == [.bytes([0xff, 0xfe, 0x00, 0x41, 0x0a, 0x42])])
+            #expect(entry.fields["LATIN1"] == [.bytes([0x63, 0x61, 0x66, 0xe9])])
+        }
+    }
+
+    // MARK: Never silent
+
+    @Test func availability() async throws {
+        try await PrivateJournal.withAccess {
+            #expect(await JournalSink().availability() == .available)
+            let directory = try TestEnvironment.temporaryDirectory("journal-socket")
+            defer { try? FileManager.default.removeItem(at: directory) }
+
+            let absent = JournalSink(socketPath: directory.appendingPathComponent("socket").path)
+            guard case .unavailable(let reason) = await absent.availability() else {
+                Issue.record("an absent socket must make the sink unavailable")
+                return
+            }
+            #expect(reason.contains("socket") && reason.contains("is absent"), "\(reason)")
+
+            let stalePath = directory.appendingPathComponent("stale").path
+            try PrivateJournal.makeStaleSocket(at: stalePath)
+            guard case .unavailable(let stale) = await JournalSink(socketPath: stalePath).availability() else {
+                Issue.record("a stale socket must make the sink unavailable")
+                return
+            }
+            #expect(stale.contains("connection refused"), "\(stale)")
+        }
+    }
+
+    @Test func anAbsentSocketIsUnavailableNotASilentSuccess() async throws {
+        try await PrivateJournal.withAccess {
+            let run = PrivateJournal.newRunID()
+            let sink = JournalSink(socketPath: "/nonexistent/notify-route/journal/socket")
+            let started = ContinuousClock.now
+            await #expect {
+                _ = try await sink.deliver(Self.delivery("never written", run: run))
+            } throws: { error in
+                guard let error = error as? SinkError else { return false }
+                return error.kind == .unavailable && error.message.contains("is absent") && error.isRetryable
+            }
+            #expect(ContinuousClock.now - started < .milliseconds(100))
+            #expect(sink.statistics.waiting == 0, "nothing is queued for an absent journald")
+            let found = try Self.entries(run, timeout: .milliseconds(300))
+            #expect(found.isEmpty)
+        }
+    }
+
+    /// journald stopped (its socket queue full, as a hung journald's is): every caller has its
+    /// answer before its deadline; records wait in the bounded queue, drops past the bound are
+    /// counted, and everything queued is written, in order, once journald reads again.
+    @Test func aHungJournaldQueuesInOrderAndFlushesWhenItAnswers() async throws {
+        try await PrivateJournal.withAccess(exclusive: true) {
+            let run = PrivateJournal.newRunID()
+            let name = "hung-\(run.prefix(12))"
+            let sink = JournalSink(queueSize: 20, name: name)
+            var queued: [Int] = [], dropped: [Int] = [], delivered: [Int] = []
+            var slowest = Duration.zero
+            let deadline = Duration.milliseconds(300)
+            try await PrivateJournal.whileStopped {
+                let filled = try PrivateJournal.fillSocketQueue(run: run)
+                #expect(filled > 0)
+                for sequence in 0..<30 {
+                    let started = ContinuousClock.now
+                    do {
+                        let receipt = try await sink.deliver(
+                            Self.delivery("queued \(sequence)", run: run, fields: ["SEQUENCE": String(sequence)], deadline: deadline))
+                        switch receipt.disposition {
+                        case .queued(let reason):
+                            queued.append(sequence)
+                            #expect(reason.contains("waits in the journal queue"), "\(reason)")
+                        case .delivered: delivered.append(sequence)
+                        }
+                    } catch let error as SinkError {
+                        dropped.append(sequence)
+                        #expect(error.kind == .failed && error.message.contains("the journal queue is full"), "\(error)")
+                    }
+                    slowest = max(slowest, ContinuousClock.now - started)
+                }
+                #expect(sink.statistics.queued == 20)
+                #expect(sink.statistics.dropped == 10)
+                #expect(sink.statistics.stalledFor != nil)
+            }
+            print("journal: hung journald, slowest caller answer \(slowest) for a \(deadline) deadline")
+            #expect(slowest < deadline, "every caller has its answer before the deadline")
+            #expect(delivered.isEmpty)
+            #expect(queued == Array(0..<20))
+            #expect(dropped == Array(20..<30))
+
+            // journald reads again: the queue drains in order, and says what it dropped.
+            #expect(await sink.flush(within: .seconds(10)))
+            let entries = try Self.entries(run, count: 20)
+            #expect(entries.compactMap { $0["SEQUENCE"] }.compactMap(Int.init) == Array(0..<20))
+            let report = try PrivateJournal.entries(matching: ["MESSAGE_ID=\(JournalCatalog.eventsDropped)", "NOTIFY_ROUTE_SINK=\(name)"])
+            #expect(report.first?["NOTIFY_ROUTE_DROPPED_COUNT"] == "10")
+            #expect(report.first?["NOTIFY_ROUTE_QUEUE_SIZE"] == "20")
+            #expect(report.first?["PRIORITY"] == "4")
+
+            // The next caller is told about the drops, once.
+            let after = try await sink.deliver(Self.delivery("after", run: run))
+            #expect(after.disposition == .delivered)
+            #expect(after.notes.contains { $0.contains("10 journal record(s) dropped") }, "\(after.notes)")
+            let again = try await sink.deliver(Self.delivery("again", run: run))
+            #expect(again.notes.isEmpty)
+            #expect(sink.statistics.stalledFor == nil)
+        }
+    }
+
+    /// Without a queue (a one-shot process) a hung journald is a retryable time-out before the
+    /// deadline, and later callers are told at once instead of waiting again.
+    @Test func withoutAQueueAHungJournaldIsATimeOut() async throws {
+        try await PrivateJournal.withAccess(exclusive: true) {
+            let run = PrivateJournal.newRunID()
+            let sink = JournalSink(queueSize: 0)
+            var durations: [Duration] = []
+            try await PrivateJournal.whileStopped {
+                try PrivateJournal.fillSocketQueue(run: run)
+                for sequence in 0..<2 {
+                    let started = ContinuousClock.now
+                    await #expect {
+                        _ = try await sink.deliver(Self.delivery("timed out \(sequence)", run: run, deadline: .milliseconds(400)))
+                    } throws: { error in
+                        guard let error = error as? SinkError else { return false }
+                        return error.kind == .timedOut && error.isRetryable && error.message.contains("not queued")
+                            && !error.message.contains("for 0ms")
+                    }
+                    durations.append(ContinuousClock.now - started)
+                }
+            }
+            #expect(durations[0] < .milliseconds(400) && durations[0] >= .milliseconds(300), "\(durations)")
+            #expect(durations[1] < .milliseconds(100), "known stalled: answered after a short wait, \(durations)")
+            // Once journald answers, the sink writes again; the second record was never handed over.
+            let after = try await sink.deliver(Self.delivery("after", run: run))
+            #expect(after.disposition == .delivered)
+            let entries = try Self.entries(run, count: 2)
+            #expect(!entries.contains { $0["MESSAGE"] == "timed out 1" })
+            #expect(entries.contains { $0["MESSAGE"] == "after" })
+        }
+    }
+
+    /// The whole pipeline: a router built from a config, its deadline timer, a hung journald.
+    @Test func throughTheRouterTheCallerReturnsByTheDeadline() async throws {
+        try await PrivateJournal.withAccess(exclusive: true) {
+            let run = PrivateJournal.newRunID()
+            let registry = try SinkRegistry([JournalSink.plugin])
+            let yaml = """
+                sinks:
+                  journal: { kind: journal, deadline: 500ms, queue_size: 8, identifier: router-test, fields: { ROLE: test } }
+                fallback: [journal]
+                """
+            let configuration = try RouterConfiguration.load(yaml: yaml, file: "test.yaml", registry: registry)
+            let router = try NotificationRouter(configuration: configuration, registry: registry)
+            var event = NotificationEvent(title: "through the router", level: .warning)
+            event.fields = [PrivateJournal.runField: run]
+
+            let report = try await PrivateJournal.whileStopped {
+                try PrivateJournal.fillSocketQueue(run: run)
+                let started = ContinuousClock.now
+                let report = try await router.send(event)
+                let elapsed = ContinuousClock.now - started
+                print("journal: router.send with journald stopped returned after \(elapsed) (deadline 500ms)")
+                #expect(elapsed < .milliseconds(500))
+                return report
+            }
+            let outcome = try #require(report.outcomes.first)
+            guard case .queued(let reason) = outcome.status else {
+                Issue.record("expected queued, got \(outcome.status)")
+                return
+            }
+            #expect(reason.contains("journal queue (1 of 8)"), "\(reason)")
+            #expect(report.summary == .delivered)
+
+            let sink = try #require(router.sink(named: "journal") as? JournalSink)
+            #expect(await sink.flush(within: .seconds(10)))
+            let entry = try #require(try Self.entries(run).first)
+            #expect(entry["SYSLOG_IDENTIFIER"] == "router-test")
+            #expect(entry["ROLE"] == "test")
+            #expect(entry["PRIORITY"] == "4")
+        }
+    }
+
+    @Test func sinkFailuresAreCataloguedRecords() async throws {
+        try await PrivateJournal.withAccess {
+            let run = PrivateJournal.newRunID()
+            let failedName = "desk-\(run.prefix(12))"
+            let report = DeliveryReport(
+                event: ResolvedEvent(title: "Backup failed"),
+                outcomes: [
+                    SinkOutcome(sink: failedName, kind: "desktop", status: .failed(SinkError(.timedOut, "no answer within 1s")), route: "route 1"),
+                    SinkOutcome(sink: "tty", kind: "terminal", status: .delivered, route: "route 1"),
+                    SinkOutcome(sink: "away", kind: "desktop", status: .unavailable(reason: "no session bus"), route: "route 1"),
+                ])
+            let written = await JournalSink(identifier: "notify-route").recordFailures(in: report)
+            #expect(written == 1)
+            let entries = try PrivateJournal.entries(matching: ["MESSAGE_ID=\(JournalCatalog.sinkFailed)", "NOTIFY_ROUTE_FAILED_SINK=\(failedName)"])
+            let entry = try #require(entries.first)
+            #expect(entry["NOTIFY_ROUTE_FAILURE"] == "timed-out")
+            #expect(entry["NOTIFY_ROUTE_ERROR"] == "no answer within 1s")
+            #expect(entry["NOTIFY_ROUTE_EVENT_TITLE"] == "Backup failed")
+            #expect(entry["PRIORITY"] == "3")
+            #expect(entry["MESSAGE"] == "notify-route: sink \"\(failedName)\" (desktop) failed to deliver \"Backup failed\": no answer within 1s")
+        }
+    }
+
+    // MARK: Numbers
+
+    /// Records per second through the sink (one caller, then eight), next to a bare loop of
+    /// sd_journal_sendv on the same journald. Printed, not asserted: the machine is shared.
+    @Test func throughput() async throws {
+        try await PrivateJournal.withAccess {
+            let run = PrivateJournal.newRunID()
+            let count = 3_000
+            let sink = JournalSink()
+
+            var started = ContinuousClock.now
+            for sequence in 0..<count {
+                _ = try await sink.deliver(Self.delivery("sequential \(sequence)", run: run))
+            }
+            let sequential = ContinuousClock.now - started
+
+            started = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for task in 0..<8 {
+                    group.addTask {
+                        for sequence in 0..<(count / 8) {
+                            _ = try await sink.deliver(Self.delivery("concurrent \(task).\(sequence)", run: run))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let concurrent = ContinuousClock.now - started
+
+            let transport = JournalTransport(socketPath: JournalSink.journaldSocket)
+            let bare = JournalEventFormat.record(for: Self.delivery("bare", run: run)).record
+            started = ContinuousClock.now
+            for _ in 0..<count { #expect(transport.write(bare) == nil) }
+            let direct = ContinuousClock.now - started
+
+            func rate(_ n: Int, _ duration: Duration) -> Int { Int(Double(n) / (Double(DurationParser.milliseconds(duration)) / 1000)) }
+            print("journal: \(rate(count, sequential)) records/s through the sink (1 caller), "
+                  + "\(rate(count / 8 * 8, concurrent)) records/s (8 callers), \(rate(count, direct)) records/s bare sd_journal_sendv")
+            let total = count + count / 8 * 8 + count
+            let entries = try Self.entries(run, count: total, timeout: .seconds(20))
+            #expect(entries.count == total, "nothing lost")
+            #expect(sink.statistics.written == count + count / 8 * 8)
+        }
+    }
+}
