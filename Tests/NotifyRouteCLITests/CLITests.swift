@@ -154,7 +154,7 @@ import Testing
             .hasPrefix("\(explicit.path): ok"))
         // Nothing found: the embedded default.
         #expect(try ProcessRunner.notifyRoute(["config", "check"], environment: ["XDG_CONFIG_HOME": directory.appendingPathComponent("none").path])
-            .standardOutput.hasPrefix("<embedded>: ok (3 sinks"))
+            .standardOutput.hasPrefix("<embedded>: ok (3 sinks, 0 rules, 1 route)"))
         // An explicit file that does not exist is an error, not a silent fallback.
         let missing = try ProcessRunner.notifyRoute(["send", "--config", "/nonexistent.yaml", "x"])
         #expect(missing.status == 78)
@@ -271,5 +271,28 @@ import Testing
         let result = try ProcessRunner.notifyRoute(["close", "-r", "nothing-here"], environment: ["NO_COLOR": "1"])
         #expect(result.status == 1)
         #expect(result.standardError == "notify-route: no notification is known for replace key \"nothing-here\"\n")
+    }
+}
+
+/// The configs we ship must stay valid as the code changes.
+@Suite struct ShippedConfigTests {
+    static let configDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("config")
+
+    static var files: [String] {
+        let examples = (try? FileManager.default.contentsOfDirectory(atPath: configDirectory.appendingPathComponent("examples").path)) ?? []
+        return ["notify-route.yaml"] + examples.filter { $0.hasSuffix(".yaml") }.sorted().map { "examples/\($0)" }
+    }
+
+    @Test func thereAreAtLeastTwoExamples() {
+        #expect(Self.files.count >= 3)
+    }
+
+    @Test(arguments: files)
+    func shippedConfigChecks(file: String) throws {
+        let path = Self.configDirectory.appendingPathComponent(file).path
+        let result = try ProcessRunner.notifyRoute(["config", "check", path])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.hasPrefix("\(path): ok"))
     }
 }

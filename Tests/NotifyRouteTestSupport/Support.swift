@@ -55,7 +55,7 @@ public struct ProcessResult: Sendable {
 public enum ProcessRunner {
     public static func run(
         _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil,
-        timeLimit: Duration = .seconds(30)
+        timeLimit: Duration = .seconds(30), discardOutput: Bool = false
     ) throws -> ProcessResult {
         let process = Process()
         process.executableURL = executable
@@ -66,8 +66,9 @@ public enum ProcessRunner {
         if env["NOTIFY_ROUTE_CONFIG"] == nil { env["XDG_CONFIG_HOME"] = env["XDG_CONFIG_HOME"] ?? "/nonexistent-notify-route-test" }
         process.environment = env
         let outPipe = Pipe(), errPipe = Pipe(), inPipe = Pipe()
-        process.standardOutput = outPipe
-        process.standardError = errPipe
+        // A daemon the child starts (tmux's server) would hold captured pipes open forever.
+        process.standardOutput = discardOutput ? FileHandle.nullDevice : outPipe
+        process.standardError = discardOutput ? FileHandle.nullDevice : errPipe
         process.standardInput = inPipe
         let started = ContinuousClock.now
         try process.run()
@@ -77,7 +78,7 @@ public enum ProcessRunner {
         // Read both pipes concurrently so a chatty child never blocks on a full pipe.
         let outData = LockedData(), errData = LockedData()
         let group = DispatchGroup()
-        for (handle, sink) in [(outPipe.fileHandleForReading, outData), (errPipe.fileHandleForReading, errData)] {
+        for (handle, sink) in discardOutput ? [] : [(outPipe.fileHandleForReading, outData), (errPipe.fileHandleForReading, errData)] {
             group.enter()
             DispatchQueue.global().async {
                 sink.set(handle.readDataToEndOfFile())

@@ -21,7 +21,8 @@ struct ConfigCommand: AsyncParsableCommand {
             if let file { options.config = file }
             let (router, source) = try RouterLoader.load(options)
             let config = router.configuration
-            Console.out("\(source.origin): ok (\(config.sinks.count) sinks, \(config.rules.count) rules, \(config.routes.count) routes)")
+            func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+            Console.out("\(source.origin): ok (\(count(config.sinks.count, "sink")), \(count(config.rules.count, "rule")), \(count(config.routes.count, "route")))")
         }
     }
 

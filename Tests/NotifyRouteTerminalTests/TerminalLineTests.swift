@@ -1,0 +1,45 @@
+import NotifyRoute
+import NotifyRouteTerminal
+import Testing
+
+@Suite struct TerminalLineTests {
+    @Test func plainLine() {
+        let event = ResolvedEvent(title: "Disk", body: "90% full\non /var", level: .warning)
+        #expect(TerminalLine.render(event, color: false) == "[warning] Disk: 90% full ⏎ on /var")
+    }
+
+    @Test func tintedPerLevel() {
+        let expected: [Level: String] = [
+            .debug: "2", .info: "34", .notice: "36", .success: "32", .warning: "33", .error: "31", .critical: "97;41",
+        ]
+        for level in Level.allCases {
+            let line = TerminalLine.render(ResolvedEvent(title: "t", level: level), color: true)
+            #expect(line == "\u{1B}[\(expected[level]!)m\(TerminalLine.glyph(level)) \(level.rawValue)\u{1B}[0m  t")
+        }
+    }
+
+    @Test func duplicateCountShows() {
+        #expect(TerminalLine.render(ResolvedEvent(title: "Disk full"), color: false, count: 3) == "[info] Disk full (×3)")
+    }
+
+    @Test func sanitisesOnceMoreBeforeWriting() {
+        // A ResolvedEvent built by hand (not through the router) is still made inert.
+        let event = ResolvedEvent(title: "a\u{1B}[2Jb", body: "c\u{1B}]52;c;eA==\u{07}d")
+        #expect(TerminalLine.render(event, color: false) == "[info] ab: cd")
+    }
+
+    @Test func pluginRejectsUnknownOptionValues() {
+        let options = SinkOptions(sinkName: "tty", kind: "terminal", ["output": "printer"])
+        #expect(throws: ConfigError.self) { _ = try TerminalSink.plugin.makeSink(options) }
+    }
+
+    @Test func availabilityOfAClosedControllingTerminal() async {
+        // Under `swift test` in CI there is no controlling terminal; on a developer's
+        // terminal there is one. Either way the answer must say which.
+        let availability = await TerminalSink(output: .controllingTerminal).availability()
+        switch availability {
+        case .available: break
+        case .unavailable(let reason): #expect(reason.hasPrefix("no controlling terminal"))
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// A real terminal for tests: a detached tmux session on a private server socket,
+/// read back with `capture-pane` (`-e` keeps colours and attributes).
+public final class TmuxSession {
+    public let socketName: String
+    public let target = "t"
+    private let tmux: URL
+
+    /// Whether tests may run (tmux on PATH), and whether they must (CI or components wrapper).
+    public static var isAvailable: Bool { ProcessRunner.which("tmux") != nil }
+
+    public struct Failed: Error, CustomStringConvertible {
+        public var status: Int32
+        public var description: String { "tmux new-session exited \(status)" }
+    }
+
+    public struct Missing: Error, CustomStringConvertible {
+        public var description: String { "tmux is not installed (run: bash .ci/setup)" }
+    }
+
+    /// Starts `command` (run by /bin/sh inside the pane) in an 80×24 (or given) terminal.
+    public init(command: String, width: Int = 80, height: Int = 24, environment: [String: String] = [:]) throws {
+        guard let tmux = ProcessRunner.which("tmux") else { throw Missing() }
+        self.tmux = tmux
+        socketName = "nr-test-\(UUID().uuidString.prefix(8))"
+        var arguments = ["-L", socketName, "-f", "/dev/null", "new-session", "-d", "-s", target, "-x", "\(width)", "-y", "\(height)"]
+        for (key, value) in environment.sorted(by: { $0.key < $1.key }) { arguments += ["-e", "\(key)=\(value)"] }
+        arguments.append(command)
+        // Not through Foundation's Process: tmux's server daemonises and would inherit the
+        // descriptor Process watches for the child's exit, so the client would never look done.
+        let status = try Self.spawnAndWait(tmux.path, arguments)
+        guard status == 0 else { throw Failed(status: status) }
+    }
+
+    static func spawnAndWait(_ path: String, _ arguments: [String]) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
+            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
+        }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw Failed(status: spawned) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    }
+
+    /// The visible screen; with `attributes`, SGR sequences as tmux re-encodes them.
+    public func capture(attributes: Bool = false) throws -> String {
+        var arguments = ["-L", socketName, "capture-pane", "-p", "-t", target]
+        if attributes { arguments.insert("-e", at: 3) }
+        return try ProcessRunner.run(tmux, arguments, timeLimit: .seconds(10)).standardOutput
+    }
+
+    /// A tmux format value of the pane (`#{pane_title}`, `#{cursor_y}`).
+    public func display(_ format: String) throws -> String {
+        try ProcessRunner.run(tmux, ["-L", socketName, "display-message", "-p", "-t", target, format], timeLimit: .seconds(10))
+            .standardOutput.trimmingCharacters(in: .newlines)
+    }
+
+    /// Polls the screen until `predicate` holds or the time is up; returns the last screen.
+    @discardableResult
+    public func waitForScreen(timeout: Duration = .seconds(10), attributes: Bool = false, _ predicate: (String) -> Bool) throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        var screen = try capture(attributes: attributes)
+        while !predicate(screen) && ContinuousClock.now < deadline {
+            usleep(20_000)
+            screen = try capture(attributes: attributes)
+        }
+        return screen
+    }
+
+    deinit {
+        _ = try? Self.spawnAndWait(tmux.path, ["-L", socketName, "kill-server"])
+    }
+}
