@@ -108,9 +108,10 @@ final class JournalWriter: Sendable {
             guard let continuation = state.waiters.removeValue(forKey: id),
                   let index = state.entries.firstIndex(where: { $0.id == id })
             else { return nil }
-            // journald stopped taking records when the write now blocked in sd_journal_sendv began.
-            let since = state.stalledSince ?? state.inFlightSince ?? .now
-            state.stalledSince = since
+            // Stalled only if a write is blocked in sd_journal_sendv (since it began): a caller
+            // whose deadline was simply too short says nothing about journald.
+            if state.stalledSince == nil, let blocked = state.inFlightSince { state.stalledSince = blocked }
+            let since = state.stalledSince ?? .now
             let inFlight = state.inFlight == id
             if capacity > 0 {
                 // A record already inside sd_journal_sendv cannot be taken back: it counts as queued even past the bound.
