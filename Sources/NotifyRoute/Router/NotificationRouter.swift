@@ -298,6 +298,17 @@ public final class NotificationRouter: Sendable {
         return report
     }
 
+    /// Lets every sink finish what it shows or queued (see ``NotificationSink/finish()``),
+    /// waiting at most `limit` in all; the CLI calls it before exiting.
+    public func finish(within limit: Duration) async {
+        let sinks = instances.values.map(\.sink)
+        _ = await Deadline.run(within: limit) {
+            await withTaskGroup(of: Void.self) { group in
+                for sink in sinks { group.addTask { await sink.finish() } }
+            }
+        }
+    }
+
     /// Waits for the first interaction (an action, a dismissal) with what `report`
     /// delivered, on sinks that report interactions; `nil` when none can.
     public func firstInteraction(with report: DeliveryReport) async -> (sink: String, interaction: NotificationInteraction)? {

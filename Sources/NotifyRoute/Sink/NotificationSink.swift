@@ -39,6 +39,12 @@ public protocol NotificationSink: Sendable {
 
     /// What users did with notifications (actions, dismissals), for sinks that can tell.
     func interactions() -> AsyncStream<SinkInteraction>?
+
+    /// Called before a short-lived process exits: returns when what the sink shows has
+    /// ended (a terminal banner's timeout) and what it queued is written. The router
+    /// bounds the wait (``NotificationRouter/finish(within:)``); a sink with nothing
+    /// pending returns at once.
+    func finish() async
 }
 
 extension NotificationSink {
@@ -49,6 +55,8 @@ extension NotificationSink {
     }
 
     public func interactions() -> AsyncStream<SinkInteraction>? { nil }
+
+    public func finish() async {}
 }
 
 /// Everything the router decided for one sink and one event.

@@ -15,6 +15,9 @@ struct Send: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "Wait for an action or the dismissal, and print the action id or the close reason.")
     var wait = false
 
+    @Flag(name: .long, help: "Exit as soon as the event is handed over, without waiting for banners to time out or queues to drain.")
+    var noWait = false
+
     @Flag(name: .long, help: "Show what would happen; send nothing, remember nothing.")
     var dryRun = false
 
@@ -50,6 +53,11 @@ struct Send: AsyncParsableCommand {
             } else {
                 Console.error("--wait: no sink that delivered this event reports actions or dismissal (the desktop sink does, when a notification daemon is running)")
             }
+        }
+        if !noWait && !dryRun {
+            // Sticky (`never`) banners would hold the process forever: a CLI call gives them
+            // one hour at most; a long-lived library router keeps them as long as it runs.
+            await router.finish(within: .seconds(3600))
         }
         throw status
     }
