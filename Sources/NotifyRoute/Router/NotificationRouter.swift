@@ -150,95 +150,122 @@ public final class NotificationRouter: Sendable {
         return try await send(event)
     }
 
+    /// One wave of deliveries (the routed sinks, or the failover sinks): policy for all
+    /// of them in one state transaction, deliveries at once, then one transaction for
+    /// what the state must remember. One transaction each way keeps a file-backed store
+    /// to two locked read-writes per wave, and makes the decisions of one event atomic.
     private func deliver(
         _ targets: [RoutingPlan.Target], plan: RoutingPlan, failoverFor: [String: [String]]
     ) async -> [SinkOutcome] {
-        if targets.count == 1 {
-            return [await deliver(targets[0], plan: plan, failoverFor: failoverFor[targets[0].sinkName])]
-        }
-        return await withTaskGroup(of: (Int, SinkOutcome).self) { group in
-            for (index, target) in targets.enumerated() {
-                group.addTask { (index, await self.deliver(target, plan: plan, failoverFor: failoverFor[target.sinkName])) }
+        var outcomes: [SinkOutcome] = []
+        var pending: [PendingDelivery] = []
+        for (index, target) in targets.enumerated() {
+            let failoverLabel = failoverFor[target.sinkName]?.joined(separator: ", ")
+            guard let instance = instances[target.sinkName] else {
+                outcomes.append(SinkOutcome(
+                    sink: target.sinkName, kind: "?", status: .unavailable(reason: "no sink named \"\(target.sinkName)\" in the config"),
+                    route: target.label, failoverFor: failoverLabel))
+                continue
             }
-            var outcomes = [SinkOutcome?](repeating: nil, count: targets.count)
-            for await (index, outcome) in group { outcomes[index] = outcome }
-            return outcomes.map { $0! }
-        }
-    }
-
-    /// Step 4 and 5 for one sink: policy (min level, dedup, replace), then delivery
-    /// under the sink's deadline, then what the state must remember.
-    private func deliver(_ target: RoutingPlan.Target, plan: RoutingPlan, failoverFor: [String]?) async -> SinkOutcome {
-        let started = ContinuousClock.now
-        let failoverLabel = failoverFor?.joined(separator: ", ")
-        guard let instance = instances[target.sinkName] else {
-            return SinkOutcome(
-                sink: target.sinkName, kind: "?", status: .unavailable(reason: "no sink named \"\(target.sinkName)\" in the config"),
-                route: target.label, failoverFor: failoverLabel)
-        }
-        var outcome = SinkOutcome(sink: target.sinkName, kind: instance.declaration.kind, status: .delivered,
-                                  route: target.label, failoverFor: failoverLabel)
-        let event = fitted(resolve(plan, route: target.route, declaration: instance.declaration), to: instance.sink.capabilities, notes: &outcome.notes)
-
-        if let minimum = instance.declaration.minimumLevel, event.level < minimum {
-            outcome.status = .suppressed(.belowMinimumLevel(minimum))
-            return outcome
+            var outcome = SinkOutcome(sink: target.sinkName, kind: instance.declaration.kind, status: .delivered,
+                                      route: target.label, failoverFor: failoverLabel)
+            let event = fitted(resolve(plan, route: target.route, declaration: instance.declaration),
+                               to: instance.sink.capabilities, notes: &outcome.notes)
+            if let minimum = instance.declaration.minimumLevel, event.level < minimum {
+                outcome.status = .suppressed(.belowMinimumLevel(minimum))
+            }
+            outcomes.append(outcome)
+            if case .suppressed = outcome.status { continue }
+            pending.append(PendingDelivery(index: index, target: target, instance: instance, event: event))
         }
 
-        let decision: PolicyDecision
+        // Step 4: policy, decided against the remembered state in one transaction.
+        let now = clock.now()
+        let maxEntries = configuration.state.maxEntries
+        let decisions: [PolicyDecision]
         do {
-            decision = try store.withState { state in
-                PolicyDecision.decide(for: event, sink: target.sinkName, window: target.route?.dedupWindow,
-                                      capabilities: instance.sink.capabilities, now: clock.now(), state: &state,
-                                      maxEntries: configuration.state.maxEntries)
-            }
-        } catch {
-            // A state store that cannot be read must not stop delivery: deliver as new and say so.
-            outcome.notes.append("state unavailable (\(error)); dedup and replace skipped")
-            decision = PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false)
-        }
-
-        if let suppressed = decision.suppressed, case .duplicate(let count, let window, _) = suppressed,
-           case .updateDuplicateCount = decision.intent {
-            // Update the earlier notification to show the count; still a suppression.
-            let result = await attempt(instance, SinkDelivery(event: event, sinkName: target.sinkName, intent: decision.intent,
-                                                               deadline: .now.advanced(by: instance.deadline), duplicateCount: count))
-            if case .failure(let error) = result { outcome.notes.append("count update failed: \(error.message)") }
-            outcome.status = .suppressed(.duplicate(count: count, window: window, updatedInPlace: (try? result.get()) != nil))
-            outcome.duration = ContinuousClock.now - started
-            return outcome
-        } else if let suppressed = decision.suppressed {
-            outcome.status = .suppressed(suppressed)
-            return outcome
-        }
-
-        let delivery = SinkDelivery(event: event, sinkName: target.sinkName, intent: decision.intent,
-                                    deadline: .now.advanced(by: instance.deadline), duplicateCount: decision.count)
-        let result = await attempt(instance, delivery)
-        outcome.duration = ContinuousClock.now - started
-        switch result {
-        case .success(let receipt):
-            outcome.handle = receipt.handle
-            outcome.notes += receipt.notes
-            switch (receipt.disposition, decision.intent) {
-            case (.queued(let reason), _): outcome.status = .queued(reason: reason)
-            case (.delivered, .replace(let previous)): outcome.status = .replaced(previous: previous)
-            case (.delivered, _): outcome.status = .delivered
-            }
-            let handle = receipt.handle
-            _ = try? store.withState { state in
-                PolicyDecision.commit(event: event, sink: target.sinkName, handle: handle, now: clock.now(), state: &state)
-            }
-        case .failure(let error):
-            outcome.status = error.kind == .unavailable ? .unavailable(reason: error.message) : .failed(error)
-            if decision.createdWindow {
-                // A failed delivery must not make the next attempt look like a duplicate.
-                _ = try? store.withState { state in
-                    state.dedup.removeValue(forKey: RouterState.key(sink: target.sinkName, event.dedupKey))
+            decisions = try store.withState { state in
+                pending.map { item in
+                    PolicyDecision.decide(for: item.event, sink: item.target.sinkName, window: item.target.route?.dedupWindow,
+                                          capabilities: item.instance.sink.capabilities, now: now, state: &state,
+                                          maxEntries: maxEntries)
                 }
             }
+        } catch {
+            // State that cannot be read must not stop delivery: deliver as new and say so.
+            for item in pending { outcomes[item.index].notes.append("state unavailable (\(error)); dedup and replace skipped") }
+            decisions = pending.map { _ in PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false) }
         }
-        return outcome
+
+        // Step 5: deliver, each under its own deadline, all at once.
+        let results = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { group in
+            for (item, decision) in zip(pending, decisions) {
+                if decision.suppressed != nil, decision.intent == .show { continue }  // suppressed, nothing to update
+                group.addTask {
+                    let started = ContinuousClock.now
+                    let delivery = SinkDelivery(event: item.event, sinkName: item.target.sinkName, intent: decision.intent,
+                                                deadline: started.advanced(by: item.instance.deadline), duplicateCount: decision.count)
+                    return (item.index, await self.attempt(item.instance, delivery), ContinuousClock.now - started)
+                }
+            }
+            var results: [Int: (Result<SinkReceipt, SinkError>?, Duration)] = [:]
+            for await (index, result, duration) in group { results[index] = (result, duration) }
+            return results
+        }
+
+        // What the state must remember: handles of what was shown; windows of failures undone.
+        var commits: [(event: ResolvedEvent, sink: String, handle: SinkHandle?)] = []
+        var rollbacks: [String] = []
+        for (item, decision) in zip(pending, decisions) {
+            var outcome = outcomes[item.index]
+            let (result, duration) = results[item.index] ?? (nil, .zero)
+            outcome.duration = duration
+            if let suppressed = decision.suppressed {
+                // A duplicate: suppressed, with the earlier notification's count updated where the sink can.
+                if case .duplicate(let count, let window, _) = suppressed {
+                    var updated = false
+                    if case .failure(let error)? = result { outcome.notes.append("count update failed: \(error.message)") }
+                    if case .success? = result { updated = true }
+                    outcome.status = .suppressed(.duplicate(count: count, window: window, updatedInPlace: updated))
+                } else {
+                    outcome.status = .suppressed(suppressed)
+                }
+            } else if let result {
+                switch result {
+                case .success(let receipt):
+                    outcome.handle = receipt.handle
+                    outcome.notes += receipt.notes
+                    switch (receipt.disposition, decision.intent) {
+                    case (.queued(let reason), _): outcome.status = .queued(reason: reason)
+                    case (.delivered, .replace(let previous)): outcome.status = .replaced(previous: previous)
+                    case (.delivered, _): outcome.status = .delivered
+                    }
+                    commits.append((item.event, item.target.sinkName, receipt.handle))
+                case .failure(let error):
+                    outcome.status = error.kind == .unavailable ? .unavailable(reason: error.message) : .failed(error)
+                    // A failed delivery must not make the next attempt look like a duplicate.
+                    if decision.createdWindow { rollbacks.append(RouterState.key(sink: item.target.sinkName, item.event.dedupKey)) }
+                }
+            }
+            outcomes[item.index] = outcome
+        }
+        if !commits.contains(where: { $0.handle != nil }) && rollbacks.isEmpty { return outcomes }
+        let committed = clock.now()
+        _ = try? store.withState { state in
+            for commit in commits {
+                PolicyDecision.commit(event: commit.event, sink: commit.sink, handle: commit.handle, now: committed, state: &state)
+            }
+            for key in rollbacks { state.dedup.removeValue(forKey: key) }
+            if state.handles.count > maxEntries { state.evict(maxEntries: maxEntries) }
+        }
+        return outcomes
+    }
+
+    private struct PendingDelivery: Sendable {
+        var index: Int
+        var target: RoutingPlan.Target
+        var instance: SinkInstance
+        var event: ResolvedEvent
     }
 
     func attempt(_ instance: SinkInstance, _ delivery: SinkDelivery) async -> Result<SinkReceipt, SinkError> {

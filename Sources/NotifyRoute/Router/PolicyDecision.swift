@@ -30,10 +30,12 @@ struct PolicyDecision: Sendable {
                                       suppressed: .duplicate(count: record.count, window: window, updatedInPlace: false),
                                       createdWindow: false)
             }
-            state.dedup[key] = RouterState.DedupRecord(firstSeen: now, lastSeen: now, count: 1, handle: nil)
+            state.dedup[key] = RouterState.DedupRecord(
+                firstSeen: now, lastSeen: now, count: 1, handle: nil, expires: now.addingTimeInterval(window.seconds))
             createdWindow = true
             count = 1
-            if state.dedup.count > maxEntries { state.evict(maxEntries: maxEntries) }
+            // Windows that have closed go first; then, if still over the bound, the oldest.
+            if state.dedup.count > maxEntries { state.evict(maxEntries: maxEntries, now: now) }
         }
         if capabilities.canReplace, let replaceKey = event.replaceKey,
            let record = state.handles[RouterState.key(sink: sink, replaceKey)] {

@@ -12,6 +12,8 @@ public struct RouterState: Codable, Hashable, Sendable {
         public var count: Int
         /// What the first event showed, so duplicates can update it in place.
         public var handle: SinkHandle?
+        /// When the window closes; after that the record is only history.
+        public var expires: Date
     }
 
     public struct HandleRecord: Codable, Hashable, Sendable {
@@ -28,20 +30,20 @@ public struct RouterState: Codable, Hashable, Sendable {
 
     static func key(sink: String, _ key: String) -> String { "\(sink)\u{1E}\(key)" }
 
-    /// Forgets the oldest entries past `maxEntries` (each map on its own), and dedup
-    /// windows that ended long ago.
-    public mutating func evict(maxEntries: Int) {
+    /// Forgets the oldest entries once a map holds more than `maxEntries`, down to 90%
+    /// of it, so that eviction (a sort) runs once per many insertions, not on each.
+    public mutating func evict(maxEntries: Int, now: Date? = nil) {
+        if let now, dedup.count > maxEntries {
+            dedup = dedup.filter { $0.value.expires > now }
+        }
+        let keep = max(1, maxEntries - maxEntries / 10)
         if dedup.count > maxEntries {
-            let excess = dedup.count - maxEntries
-            for (key, _) in dedup.sorted(by: { $0.value.lastSeen < $1.value.lastSeen }).prefix(excess) {
-                dedup.removeValue(forKey: key)
-            }
+            let oldest = dedup.sorted { $0.value.lastSeen < $1.value.lastSeen }.prefix(dedup.count - keep)
+            for (key, _) in oldest { dedup.removeValue(forKey: key) }
         }
         if handles.count > maxEntries {
-            let excess = handles.count - maxEntries
-            for (key, _) in handles.sorted(by: { $0.value.lastUsed < $1.value.lastUsed }).prefix(excess) {
-                handles.removeValue(forKey: key)
-            }
+            let oldest = handles.sorted { $0.value.lastUsed < $1.value.lastUsed }.prefix(handles.count - keep)
+            for (key, _) in oldest { handles.removeValue(forKey: key) }
         }
     }
 }

@@ -14,7 +14,7 @@ struct Close: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let (router, _) = try RouterLoader.load(global)
+        let (router, _) = try RouterLoader.load(global, sharedState: true)
         let report = await router.close(replaceKey: replaceKey)
         if json { Console.out(ReportPrinter.json(report)) } else if global.verbose { Console.error(ReportPrinter.text(report)) }
         guard report.outcomes.contains(where: \.status.isSuccess) else {

@@ -12,7 +12,7 @@ struct Explain: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let (router, source) = try RouterLoader.load(global)
+        let (router, source) = try RouterLoader.load(global, sharedState: true)
         let sinks = try SinkSelection.validated(event.sink, router: router)
         let explanation: RoutingExplanation
         do {

@@ -25,7 +25,7 @@ struct Send: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let (router, _) = try RouterLoader.load(global)
+        let (router, _) = try RouterLoader.load(global, sharedState: true)
         let sinks = try SinkSelection.validated(event.sink, router: router)
         let notification = event.makeEvent()
         let report: DeliveryReport

@@ -27,21 +27,45 @@ enum RouterLoader {
         }
     }
 
-    static func load(_ options: GlobalOptions) throws -> (NotificationRouter, ConfigSource) {
+    /// - Parameter sharedState: keep dedup windows and replace handles in the state file,
+    ///   so they hold across calls (`send`, `close`, `explain`); commands that only read
+    ///   the config leave the state directory alone.
+    static func load(_ options: GlobalOptions, sharedState: Bool = false) throws -> (NotificationRouter, ConfigSource) {
         bootstrapLogging(verbose: options.verbose)
         ignoreSIGPIPE()
         let source = try source(options)
-        return (try router(from: source), source)
+        return (try router(from: source, store: sharedState ? stateStore() : InMemoryStateStore()), source)
     }
 
-    static func router(from source: ConfigSource) throws -> NotificationRouter {
+    static func router(from source: ConfigSource, store: any RouterStateStore) throws -> NotificationRouter {
         do {
             let registry = try BuiltinPlugins.registry()
             let configuration = try RouterConfiguration.load(yaml: source.text, file: source.origin, registry: registry)
-            return try NotificationRouter(configuration: configuration, registry: registry)
+            return try NotificationRouter(configuration: configuration, registry: registry, store: store, clock: clock())
         } catch let error as ConfigError {
             throw configFailure(error)
         }
+    }
+
+    /// The state file under $XDG_RUNTIME_DIR/notify-route (or a private temp directory).
+    /// If it cannot be used, say why and keep delivering: losing dedup is better than
+    /// losing the event.
+    static func stateStore() -> any RouterStateStore {
+        do {
+            return FileStateStore(directory: try StateDirectory.resolve())
+        } catch {
+            Console.error("state: \(error.description); dedup and replace hold within this call only")
+            return InMemoryStateStore()
+        }
+    }
+
+    /// Test-only: `NOTIFY_ROUTE_TEST_NOW=SECONDS` (since 1970) fixes the router's clock, so
+    /// end-to-end tests can step through dedup windows without sleeping.
+    static func clock() -> any RouterClock {
+        guard let text = ProcessInfo.processInfo.environment["NOTIFY_ROUTE_TEST_NOW"], let seconds = Double(text) else {
+            return SystemClock()
+        }
+        return ManualClock(Date(timeIntervalSince1970: seconds))
     }
 
     static func configFailure(_ error: ConfigError) -> ExitCode {
