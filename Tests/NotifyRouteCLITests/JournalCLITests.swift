@@ -22,6 +22,15 @@ struct JournalCLITests {
         return url
     }
 
+    /// The built binary, run off Swift's cooperative pool (see ``PrivateJournal/offPool(_:)``).
+    static func notifyRoute(
+        _ arguments: [String], environment: [String: String]? = nil, input: String? = nil, timeLimit: Duration = .seconds(30)
+    ) async throws -> ProcessResult {
+        try await PrivateJournal.offPool {
+            try ProcessRunner.notifyRoute(arguments, environment: environment, input: input, timeLimit: timeLimit)
+        }
+    }
+
     /// The one sink outcome of `send --json`.
     static func outcome(_ result: ProcessResult) throws -> [String: Any] {
         let report = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
@@ -32,14 +41,14 @@ struct JournalCLITests {
     @Test func everyOptionBecomesAField() async throws {
         try await PrivateJournal.withAccess {
             let run = PrivateJournal.newRunID()
-            let result = try ProcessRunner.notifyRoute([
+            let result = try await Self.notifyRoute([
                 "send", "--config", try Self.config().path, "-l", "error", "-a", "backupd", "-s", "backup.nightly",
                 "-g", "ops", "-g", "nightly", "-k", "backup-\(run)", "-r", "backup-status",
                 "-f", "\(PrivateJournal.runField)=\(run)", "-f", "disk.path=/dev/sda", "-f", "MULTI=a\nb\n", "-f", "EQ=x=y",
                 "Backup failed", "-",
             ], input: "rsync exited 23\nsee /var/log/backup.log\n")
             #expect(result.status == 0, "\(result.standardError)")
-            let entry = try #require(try PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"]).first)
+            let entry = try #require(try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"]).first)
             #expect(entry["MESSAGE"] == "Backup failed\nrsync exited 23\nsee /var/log/backup.log")
             #expect(entry["PRIORITY"] == "3")
             #expect(entry["SYSLOG_IDENTIFIER"] == "cli-test")
@@ -69,17 +78,17 @@ struct JournalCLITests {
                     set: { message_id: 3F0A7C35D5B84E5A9C21B0E8C3F1A2B4 }
                 fallback: [journal]
                 """)
-            let result = try ProcessRunner.notifyRoute(
+            let result = try await Self.notifyRoute(
                 ["send", "--config", config.path, "-s", "disk.sda", "-f", "\(PrivateJournal.runField)=\(run)", "Disk full"])
             #expect(result.status == 0, "\(result.standardError)")
-            let entry = try #require(try PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"]).first)
+            let entry = try #require(try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"]).first)
             #expect(entry["MESSAGE_ID"] == "3f0a7c35d5b84e5a9c21b0e8c3f1a2b4")
         }
     }
 
     @Test func sinksListsTheJournalAsAvailable() async throws {
         try await PrivateJournal.withAccess {
-            let result = try ProcessRunner.notifyRoute(["sinks", "--config", try Self.config().path])
+            let result = try await Self.notifyRoute(["sinks", "--config", try Self.config().path])
             #expect(result.status == 0, "\(result.standardError)")
             #expect(result.standardOutput.contains("journal"), "\(result.standardOutput)")
         }
@@ -90,14 +99,14 @@ struct JournalCLITests {
     @Test func anAbsentSocketIsUnavailableWithTheReason() async throws {
         try await PrivateJournal.withAccess {
             let config = try Self.config()
-            let result = try PrivateJournal.run(
+            let result = try await PrivateJournal.run(
                 TestEnvironment.notifyRouteBinary, ["send", "--config", config.path, "--json", "nobody hears this"], socket: .absent)
             #expect(result.status == 69, "no sink available: \(result.standardError)")
             let outcome = try Self.outcome(result)
             #expect(outcome["status"] as? String == "unavailable")
             #expect((outcome["reason"] as? String)?.contains("/run/systemd/journal/socket is absent") == true, "\(outcome)")
 
-            let sinks = try PrivateJournal.run(TestEnvironment.notifyRouteBinary, ["sinks", "--config", config.path], socket: .absent)
+            let sinks = try await PrivateJournal.run(TestEnvironment.notifyRouteBinary, ["sinks", "--config", config.path], socket: .absent)
             #expect(sinks.standardOutput.contains("is absent"), "\(sinks.standardOutput)")
 
             // With a failover, the terminal gets the event and the send succeeds.
@@ -106,7 +115,7 @@ struct JournalCLITests {
                   - { match: {}, to: [journal], failover: [tty] }
                 fallback: [journal]
                 """)
-            let rescued = try PrivateJournal.run(
+            let rescued = try await PrivateJournal.run(
                 TestEnvironment.notifyRouteBinary, ["send", "--config", failover.path, "rescued"], socket: .absent,
                 environment: ["NO_COLOR": "1"])
             #expect(rescued.status == 0, "\(rescued.standardError)")
@@ -116,7 +125,7 @@ struct JournalCLITests {
 
     @Test func aStaleSocketIsAFailureWithTheReason() async throws {
         try await PrivateJournal.withAccess {
-            let result = try PrivateJournal.run(
+            let result = try await PrivateJournal.run(
                 TestEnvironment.notifyRouteBinary, ["send", "--config", try Self.config().path, "--json", "refused"], socket: .stale)
             #expect(result.status == 1, "no sink delivered: \(result.standardError)")
             let outcome = try Self.outcome(result)
@@ -139,9 +148,9 @@ struct JournalCLITests {
                 """)
             let (alone, rescued) = try await PrivateJournal.whileStopped {
                 try PrivateJournal.fillSocketQueue(run: run)
-                let alone = try ProcessRunner.notifyRoute(
+                let alone = try await Self.notifyRoute(
                     ["send", "--config", config.path, "--json", "-f", "\(PrivateJournal.runField)=\(run)", "hung"], timeLimit: .seconds(10))
-                let rescued = try ProcessRunner.notifyRoute(
+                let rescued = try await Self.notifyRoute(
                     ["send", "--config", failover.path, "-f", "\(PrivateJournal.runField)=\(run)", "rescued"],
                     environment: ["NO_COLOR": "1"], timeLimit: .seconds(10))
                 return (alone, rescued)
@@ -170,7 +179,7 @@ struct JournalCLITests {
         ] {
             let config = try TestEnvironment.temporaryDirectory("journal-cli").appendingPathComponent("config.yaml")
             try "sinks:\n  journal: { kind: journal, \(options) }\nfallback: [journal]\n".write(to: config, atomically: true, encoding: .utf8)
-            let result = try ProcessRunner.notifyRoute(["config", "check", config.path])
+            let result = try await Self.notifyRoute(["config", "check", config.path])
             #expect(result.status == 78, "\(options): \(result.standardError)")
             #expect(result.standardError.contains("\(config.path):2:"), "\(result.standardError)")
             #expect(result.standardError.contains(message), "\(result.standardError)")

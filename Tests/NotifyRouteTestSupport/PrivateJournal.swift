@@ -15,7 +15,7 @@ import Glibc
 /// ```swift
 /// let run = PrivateJournal.newRunID()
 /// // ... write records with the field NOTIFY_ROUTE_TEST_RUN=run ...
-/// let entries = try PrivateJournal.entries(matching: ["NOTIFY_ROUTE_TEST_RUN=\(run)"], count: 2)
+/// let entries = try await PrivateJournal.entries(matching: ["NOTIFY_ROUTE_TEST_RUN=\(run)"], count: 2)
 /// entries[0]["PRIORITY"]  // "4"
 /// ```
 public enum PrivateJournal {
@@ -88,12 +88,21 @@ public enum PrivateJournal {
     /// `timeout` passes, and returns what it found (fewer means some never arrived).
     public static func entries(
         matching matches: [String], count: Int = 1, timeout: Duration = .seconds(5)
-    ) throws -> [Entry] {
+    ) async throws -> [Entry] {
         let end = ContinuousClock.now + timeout
         while true {
-            let found = try read(matching: matches)
+            let found = try await offPool { try read(matching: matches) }
             if found.count >= count || ContinuousClock.now >= end { return found }
-            usleep(20_000)
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Runs blocking work (a child process, a journalctl read) on a Dispatch thread, so an
+    /// async test never holds one of the few threads of Swift's cooperative pool (two on a
+    /// two-core machine), which the router's other tests need to meet their deadlines.
+    public static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
         }
     }
 
@@ -209,7 +218,7 @@ public enum PrivateJournal {
     public static func run(
         _ executable: URL, _ arguments: [String], socket: SocketState, environment: [String: String]? = nil,
         timeLimit: Duration = .seconds(30)
-    ) throws -> ProcessResult {
+    ) async throws -> ProcessResult {
         let directory = (socketPath as NSString).deletingLastPathComponent
         var script = "set -e; mount -t tmpfs tmpfs \(directory); "
         if case .stale = socket {
@@ -217,10 +226,10 @@ public enum PrivateJournal {
             script += "/usr/bin/python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])' \(socketPath); "
         }
         script += "exec \"$@\""
-        return try ProcessRunner.run(
-            URL(fileURLWithPath: "/usr/bin/unshare"),
-            ["-m", "--propagation", "private", "/bin/sh", "-c", script, "sh", executable.path] + arguments,
-            environment: environment, timeLimit: timeLimit)
+        let arguments = ["-m", "--propagation", "private", "/bin/sh", "-c", script, "sh", executable.path] + arguments
+        return try await offPool {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/unshare"), arguments, environment: environment, timeLimit: timeLimit)
+        }
     }
 
     /// Makes a socket file at `path` that nobody is bound to (connection refused).
