@@ -179,6 +179,12 @@ public struct JournalSink: NotificationSink {
         await writer.flush(within: timeout)
     }
 
+    /// Before a short-lived process exits: waits for queued records to be written. The
+    /// router bounds the wait; records still queued then are lost with the process.
+    public func finish() async {
+        _ = await writer.flush(within: .seconds(3_600))
+    }
+
     /// Writes one catalogued record (``JournalCatalog/sinkFailed``) for each sink that
     /// failed in `report` (not for unavailable ones: a missing desktop on a server is not news).
     ///

@@ -259,10 +259,11 @@ final class JournalWriter: Sendable {
     }
 
     /// Waits until every record handed over is written or given up, or `timeout` passes.
+    /// A record already reported as timed out (abandoned in `sd_journal_sendv`) is not waited for.
     func flush(within timeout: Duration) async -> Bool {
         let end = ContinuousClock.now + timeout
-        while state.withLock({ $0.entries.isEmpty }) == false {
-            guard ContinuousClock.now < end else { return false }
+        while state.withLock({ state in state.entries.allSatisfy { $0.state == .abandoned } }) == false {
+            guard ContinuousClock.now < end, !Task.isCancelled else { return false }
             try? await Task.sleep(for: .milliseconds(5))
         }
         return true
