@@ -1,26 +1,36 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-import Dispatch
 import Foundation
 import NotifyRoute
 
-/// The `terminal` sink kind: one line per event on stderr (or `/dev/tty`, or stdout),
-/// tinted by level on a terminal, plain when the output is not a terminal, when
-/// `NO_COLOR` is set, or when `TERM=dumb`.
+/// The `terminal` sink kind: a line per event, or a banner at the top of the terminal.
 ///
-/// Event text is cleaned by ``TextSanitizer`` once more right before it is written, so
-/// nothing in an event can move the cursor, set the title or reach the clipboard.
+/// **Line style** (the default): one line per event on stderr (or `/dev/tty`, or
+/// stdout), tinted by level on a terminal, plain when the output is not a terminal,
+/// when `NO_COLOR` is set, or when `TERM=dumb`.
+///
+/// **Banner style**: the top row (two with a body) of the controlling terminal is
+/// reserved with a scroll region, so earlier output is pushed down rather than
+/// overwritten, and a full-width bar tinted by level shows the glyph, the title, the
+/// body and action hints. It goes away after the event's timeout (sticky `never`
+/// banners stay until closed or the process ends) and the terminal is given back
+/// exactly; a replacement redraws in place and restarts the timer. Narrower than 60
+/// columns or shorter than 10 rows, one compact row. It always draws on the terminal
+/// itself (`/dev/tty`, or `device`), never into a pipe a script reads; with no
+/// terminal, or with `TERM=dumb`, it draws the line style instead and says so in the
+/// report.
+///
+/// Event text is made inert once more right before it is written, so nothing in an
+/// event can move the cursor, set the title, ring the bell or reach the clipboard.
 ///
 /// ```swift
-/// let sink = TerminalSink(output: .standardError, color: .auto)
+/// // A long-running service: banners from any task, one at a time.
+/// let banner = TerminalSink(style: .banner, policy: .oneAtATime)
 /// let registry = try SinkRegistry([TerminalSink.plugin])
 /// ```
 ///
-/// Options in config: `style` (`line`; `banner` is drawn as a line until the banner
-/// style lands), `output` (`stderr`, `stdout`, `tty`), `color` (`auto`, `always`, `never`).
+/// Options in config: `style` (`line`, `banner`), `output` (`stderr`, `stdout`, `tty`:
+/// the line style's output, and where a banner's fallback line goes), `color` (`auto`,
+/// `always`, `never`), and for banners `policy` (`one-at-a-time`, `queue`), `compact`
+/// (`auto`, `always`, `never`) and `device` (a terminal device path; default `/dev/tty`).
 public struct TerminalSink: NotificationSink {
     public enum Output: String, Sendable, CaseIterable {
         case standardError = "stderr"
@@ -37,156 +47,147 @@ public struct TerminalSink: NotificationSink {
         case line, banner
     }
 
+    /// What a banner does when another event arrives while one shows.
+    public enum BannerPolicy: String, Sendable, CaseIterable {
+        /// The newest replaces the banner in place and its timer starts again.
+        case oneAtATime = "one-at-a-time"
+        /// Banners show in turn, each for its own timeout.
+        case queue
+    }
+
+    /// When a banner uses its one-row compact layout.
+    public enum CompactMode: String, Sendable, CaseIterable {
+        /// When the terminal is narrower than 60 columns or shorter than 10 rows.
+        case auto
+        case always, never
+    }
+
     public let output: Output
     public let color: ColorMode
     public let style: Style
+    public let policy: BannerPolicy
+    public let compact: CompactMode
+    /// The terminal a banner draws on; `nil` for the controlling terminal (`/dev/tty`).
+    public let device: String?
     private let environment: [String: String]
     private let writer: TerminalWriter
+    private let presenter: BannerPresenter?
 
+    /// - Parameters:
+    ///   - device: a terminal device for banners (`/dev/pts/3`); `nil` for `/dev/tty`.
+    ///   - environment: read for `NO_COLOR`, `TERM` and `COLORTERM`.
     public init(
         output: Output = .standardError, color: ColorMode = .auto, style: Style = .line,
+        policy: BannerPolicy = .oneAtATime, compact: CompactMode = .auto, device: String? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.output = output
         self.color = color
         self.style = style
+        self.policy = policy
+        self.compact = compact
+        self.device = device
         self.environment = environment
         self.writer = TerminalWriter(output: output)
+        self.presenter = style == .banner
+            ? BannerPresenter(settings: .init(
+                devicePath: device ?? TerminalDevice.controllingTerminal,
+                palette: BannerPalette.detect(mode: color, environment: environment), policy: policy, compact: compact))
+            : nil
     }
 
     /// The plugin entry for a ``SinkRegistry``.
     public static let plugin = SinkPlugin(
-        kind: "terminal", summary: "a line per event on the terminal (stderr, stdout or /dev/tty), tinted by level",
-        optionKeys: ["style", "output", "color"]
+        kind: "terminal",
+        summary: "a line per event, or a banner at the top of the terminal (style: banner), tinted by level",
+        optionKeys: ["style", "output", "color", "policy", "compact", "device"]
     ) { options in
-        TerminalSink(
-            output: Output(rawValue: try options.choice("output", from: Output.allCases.map(\.rawValue)) ?? "stderr")!,
-            color: ColorMode(rawValue: try options.choice("color", from: ColorMode.allCases.map(\.rawValue)) ?? "auto")!,
-            style: Style(rawValue: try options.choice("style", from: Style.allCases.map(\.rawValue)) ?? "line")!)
+        func choice<T: RawRepresentable & CaseIterable>(_ key: String, _ type: T.Type, default value: T) throws -> T
+        where T.RawValue == String {
+            try options.choice(key, from: T.allCases.map(\.rawValue)).flatMap(T.init(rawValue:)) ?? value
+        }
+        let device = try options.string("device")
+        if let device, !device.hasPrefix("/") {
+            throw options.error("device must be an absolute path to a terminal (for example /dev/pts/3), not \"\(device)\"", at: "device")
+        }
+        return TerminalSink(
+            output: try choice("output", Output.self, default: .standardError),
+            color: try choice("color", ColorMode.self, default: .auto),
+            style: try choice("style", Style.self, default: .line),
+            policy: try choice("policy", BannerPolicy.self, default: .oneAtATime),
+            compact: try choice("compact", CompactMode.self, default: .auto),
+            device: device)
     }
 
     public var capabilities: SinkCapabilities {
-        SinkCapabilities(maxTitleLength: 200, maxBodyLength: 1_000)
+        guard style == .banner else { return SinkCapabilities(maxTitleLength: 200, maxBodyLength: 1_000) }
+        // A banner updates and closes in place, shows action labels as hints, and
+        // reports when it goes (expired or closed), which `send --wait` prints.
+        return SinkCapabilities(
+            canReplace: true, canClose: true, supportsActions: true, reportsInteractions: true,
+            maxTitleLength: 200, maxBodyLength: 1_000)
     }
 
     public func availability() async -> SinkAvailability {
-        writer.availability()
+        guard style == .banner else { return writer.availability() }
+        // Without a terminal a banner still delivers, as a line on the fallback output.
+        if (try? TerminalDevice.open(device ?? TerminalDevice.controllingTerminal))?.close() != nil { return .available }
+        return fallbackWriter.availability()
     }
 
     public func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
+        if let presenter {
+            if environment["TERM"] == "dumb" {
+                return try await deliverLine(delivery, via: writer, note: "TERM=dumb: drawn as a line (a dumb terminal has no cursor addressing)")
+            }
+            let count: Int = if case .updateDuplicateCount(_, let count) = delivery.intent { count } else { delivery.duplicateCount }
+            do {
+                return try await presenter.present(
+                    BannerContent(delivery.event, count: count), timeout: Self.bannerTimeout(delivery.event), intent: delivery.intent)
+            } catch let error as TerminalDevice.Unusable {
+                return try await deliverLine(delivery, via: fallbackWriter, note: "\(error.description): banner drawn as a line on \(fallbackWriter.output.rawValue)")
+            }
+        }
+        return try await deliverLine(delivery, via: writer, note: nil)
+    }
+
+    public func close(_ request: SinkCloseRequest) async throws -> SinkReceipt {
+        guard let presenter else { throw SinkError(.unsupported, "the line style cannot close what it wrote") }
+        return try await presenter.close(request.handle)
+    }
+
+    public func interactions() -> AsyncStream<SinkInteraction>? {
+        presenter?.interactions()
+    }
+
+    /// Returns when no banner shows any more: its timeout ran out or it was closed.
+    public func finish() async {
+        await presenter?.finish()
+    }
+
+    // MARK: -
+
+    /// Where a banner's line goes when there is no terminal: the configured output,
+    /// unless that is the missing terminal itself.
+    private var fallbackWriter: TerminalWriter {
+        output == .controllingTerminal ? TerminalWriter(output: .standardError) : writer
+    }
+
+    private func deliverLine(_ delivery: SinkDelivery, via writer: TerminalWriter, note: String?) async throws -> SinkReceipt {
         let useColor = writer.shouldColor(mode: color, environment: environment)
         let line = TerminalLine.render(delivery.event, color: useColor, count: delivery.duplicateCount)
         try await writer.write(line + "\n")
-        var notes: [String] = []
-        if style == .banner { notes.append("style banner is not built yet; drawn as a line") }
-        return SinkReceipt(notes: notes)
-    }
-}
-
-/// Formats one event as one line.
-public enum TerminalLine {
-    /// `⚠ warning  Disk full: 90% used ⏎ second line` with the level tinted; without
-    /// colour, `[warning] Disk full: 90% used ⏎ second line`.
-    public static func render(_ event: ResolvedEvent, color: Bool, count: Int = 1) -> String {
-        let title = TextSanitizer.clean(event.title, keepNewlines: false)
-        let body = event.body.map { TextSanitizer.clean($0).split(separator: "\n", omittingEmptySubsequences: true).joined(separator: " ⏎ ") }
-        var text = title
-        if count > 1 { text += " (×\(count))" }
-        if let body, !body.isEmpty { text += ": " + body }
-        guard color else { return "[\(event.level.rawValue)] \(text)" }
-        let tint = event.style.tint.sgrParameters
-        return "\u{1B}[\(tint)m\(glyph(event.level)) \(event.level.rawValue)\u{1B}[0m  \(text)"
+        return SinkReceipt(notes: note.map { [$0] } ?? [])
     }
 
-    public static func glyph(_ level: Level) -> String {
-        switch level {
-        case .debug: "·"
-        case .info: "ℹ"
-        case .notice: "•"
-        case .success: "✔"
-        case .warning: "⚠"
-        case .error: "✖"
-        case .critical: "‼"
-        }
-    }
-}
-
-/// Writes whole lines off Swift's cooperative pool, so a wedged terminal (`^S`, a
-/// full pty buffer) blocks only this writer's own queue, never the router.
-final class TerminalWriter: Sendable {
-    let output: TerminalSink.Output
-    private let queue = DispatchQueue(label: "notify-route.terminal")
-
-    init(output: TerminalSink.Output) {
-        self.output = output
-    }
-
-    func availability() -> SinkAvailability {
-        switch output {
-        case .controllingTerminal:
-            let fd = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
-            guard fd >= 0 else { return .unavailable(reason: "no controlling terminal (/dev/tty: \(String(cString: strerror(errno))))") }
-            close(fd)
-            return .available
-        case .standardError, .standardOutput:
-            let fd = output == .standardError ? STDERR_FILENO : STDOUT_FILENO
-            guard fcntl(fd, F_GETFD) >= 0 else { return .unavailable(reason: "\(output.rawValue) is closed") }
-            return .available
-        }
-    }
-
-    func shouldColor(mode: TerminalSink.ColorMode, environment: [String: String]) -> Bool {
-        switch mode {
-        case .always: return true
-        case .never: return false
-        case .auto:
-            if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return false }
-            if environment["TERM"] == "dumb" { return false }
-            switch output {
-            case .controllingTerminal: return true
-            case .standardError: return isatty(STDERR_FILENO) == 1
-            case .standardOutput: return isatty(STDOUT_FILENO) == 1
-            }
-        }
-    }
-
-    func write(_ text: String) async throws {
-        let output = output
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            queue.async {
-                do {
-                    try Self.writeAll(text, to: output)
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
-    }
-
-    private static func writeAll(_ text: String, to output: TerminalSink.Output) throws {
-        let fd: Int32
-        var opened = false
-        switch output {
-        case .standardError: fd = STDERR_FILENO
-        case .standardOutput: fd = STDOUT_FILENO
-        case .controllingTerminal:
-            fd = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
-            guard fd >= 0 else {
-                throw SinkError(.unavailable, "no controlling terminal (/dev/tty: \(String(cString: strerror(errno))))")
-            }
-            opened = true
-        }
-        defer { if opened { close(fd) } }
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                let reason = errno == EPIPE ? "\(output.rawValue) is a closed pipe (EPIPE)" : "write to \(output.rawValue) failed: \(String(cString: strerror(errno)))"
-                throw SinkError(errno == EBADF ? .unavailable : .failed, reason)
-            }
-            bytes = bytes.dropFirst(written)
+    /// The event's own timeout; for `default`, the level's, and five seconds failing that.
+    static func bannerTimeout(_ event: ResolvedEvent) -> Duration? {
+        switch event.timeout {
+        case .never: return nil
+        case .after(let duration): return duration
+        case .serverDefault:
+            if case .after(let duration) = event.style.timeout { return duration }
+            return event.style.timeout == .never ? nil : .seconds(5)
         }
     }
 }

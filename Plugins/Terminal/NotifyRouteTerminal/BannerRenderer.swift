@@ -1,0 +1,114 @@
+import NotifyRoute
+
+/// What a banner shows, already made inert: every string here is safe to write to a
+/// terminal (no control, escape or bidi character survives ``init(_:count:)``).
+struct BannerContent: Hashable, Sendable {
+    var level: Level
+    var tint: Tint
+    var title: String
+    /// The body on one line, its lines joined with ` ⏎ `; empty when there is none.
+    var body: String
+    var count: Int
+    var actionLabels: [String]
+
+    init(_ event: ResolvedEvent, count: Int = 1) {
+        level = event.level
+        tint = event.style.tint
+        title = Self.inert(event.title)
+        body = event.body.map { body in
+            TextSanitizer.clean(body).split(separator: "\n", omittingEmptySubsequences: true)
+                .map { Self.inert(String($0)) }.filter { !$0.isEmpty }.joined(separator: " ⏎ ")
+        } ?? ""
+        self.count = count
+        actionLabels = event.actions.map { Self.inert($0.label) }.filter { !$0.isEmpty }
+    }
+
+    /// One line of inert text: the sanitiser's work, then what a one-row layout cannot
+    /// hold (tabs, newlines) and the directional marks the sanitiser leaves, since a
+    /// banner measures columns and must not let text reorder itself.
+    static func inert(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in TextSanitizer.clean(text, keepNewlines: false).unicodeScalars {
+            switch scalar.value {
+            case 0x09, 0x0A: scalars.append(" ")
+            case 0x200E, 0x200F, 0x061C: continue  // LRM, RLM, ALM
+            default: scalars.append(scalar)
+            }
+        }
+        return String(scalars).trimmingCharacters(in: " ")
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in character: Character) -> String {
+        guard let first = firstIndex(where: { $0 != character }) else { return "" }
+        let last = lastIndex(where: { $0 != character })!
+        return String(self[first...last])
+    }
+}
+
+/// Lays a banner out in rows of exactly the terminal's width, measured in display
+/// columns (``DisplayWidth``), and paints them in the level's colours.
+///
+/// Full style (the terminal is at least 60 columns wide and 10 rows high): the title
+/// row with the glyph, the title, a duplicate count and action hints on the right, and
+/// the body on a second row when there is one. Compact style: one row, title and body
+/// run together and cut with an ellipsis.
+enum BannerRenderer {
+    static let minimumFullColumns = 60
+    static let minimumFullRows = 10
+
+    /// Whether the compact one-row style applies on a terminal this size.
+    static func isCompact(columns: Int, rows: Int, mode: TerminalSink.CompactMode) -> Bool {
+        switch mode {
+        case .always: true
+        case .never: false
+        case .auto: columns < minimumFullColumns || rows < minimumFullRows
+        }
+    }
+
+    /// The banner's rows as plain text, each at most `columns` wide (one or two rows).
+    /// `waiting` is how many banners queue behind this one.
+    static func lines(_ content: BannerContent, columns: Int, compact: Bool, waiting: Int = 0) -> [String] {
+        guard columns > 0 else { return [] }
+        let glyph = TerminalLine.glyph(content.level)
+        let count = content.count > 1 ? " (×\(content.count))" : ""
+        if compact {
+            var text = content.title + count
+            if !content.body.isEmpty { text += " — " + content.body }
+            return [DisplayWidth.truncate(" \(glyph) " + text, to: columns - 1)]
+        }
+
+        // Title row: the title gives way to hints only down to 20 columns of its own.
+        let lead = " \(glyph) "
+        let room = columns - DisplayWidth.of(lead) - 1
+        var hints = content.actionLabels.map { "[\($0)]" }.joined(separator: " ")
+        if waiting > 0 { hints += (hints.isEmpty ? "" : "  ") + "+\(waiting) waiting" }
+        let titleText = content.title + count
+        var hintWidth = DisplayWidth.of(hints)
+        if hintWidth > 0 && (room - hintWidth - 2 < min(20, DisplayWidth.of(titleText))) {
+            hints = ""
+            hintWidth = 0
+        }
+        let titleRoom = hintWidth > 0 ? room - hintWidth - 2 : room
+        let title = DisplayWidth.truncate(titleText, to: titleRoom)
+        var first = lead + title
+        if hintWidth > 0 {
+            first += String(repeating: " ", count: columns - 1 - DisplayWidth.of(first) - hintWidth) + hints
+        }
+        var rows = [first]
+        if !content.body.isEmpty {
+            rows.append(DisplayWidth.truncate("   " + content.body, to: columns - 1))
+        }
+        return rows
+    }
+
+    /// One row painted: the tint, the text, then the rest of the row erased in the same
+    /// background (EL fills with the current background on xterm, VTE and tmux) rather
+    /// than padded with spaces, so a terminal that reflows on resize has nothing to rewrap.
+    /// Reverse video is not a background, so a monochrome bar is padded instead.
+    static func paint(_ text: String, columns: Int, tint: Tint, palette: BannerPalette, bold: Bool) -> String {
+        let padding = palette == .monochrome ? String(repeating: " ", count: max(0, columns - DisplayWidth.of(text))) : ""
+        return "\u{1B}[0;\(palette.sgr(tint, bold: bold))m\(text)\(padding)\u{1B}[K\u{1B}[0m"
+    }
+}
