@@ -14,11 +14,24 @@ public struct RouterState: Codable, Hashable, Sendable {
         public var handle: SinkHandle?
         /// When the window closes; after that the record is only history.
         public var expires: Date
+
+        public init(firstSeen: Date, lastSeen: Date, count: Int, handle: SinkHandle?, expires: Date) {
+            self.firstSeen = firstSeen
+            self.lastSeen = lastSeen
+            self.count = count
+            self.handle = handle
+            self.expires = expires
+        }
     }
 
     public struct HandleRecord: Codable, Hashable, Sendable {
         public var handle: SinkHandle
         public var lastUsed: Date
+
+        public init(handle: SinkHandle, lastUsed: Date) {
+            self.handle = handle
+            self.lastUsed = lastUsed
+        }
     }
 
     /// Keyed by sink name and dedup key.
