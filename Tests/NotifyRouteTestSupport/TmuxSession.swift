@@ -20,11 +20,21 @@ public final class TmuxSession {
     }
 
     /// Starts `command` (run by /bin/sh inside the pane) in an 80×24 (or given) terminal.
-    public init(command: String, width: Int = 80, height: Int = 24, environment: [String: String] = [:]) throws {
+    /// `configuration` is tmux config read by the server before the pane starts
+    /// (`set -g set-clipboard on`, hooks), so it already holds for the command's first byte.
+    public init(
+        command: String, width: Int = 80, height: Int = 24, environment: [String: String] = [:], configuration: String = ""
+    ) throws {
         guard let tmux = ProcessRunner.which("tmux") else { throw Missing() }
         self.tmux = tmux
         socketName = "nr-test-\(UUID().uuidString.prefix(8))"
-        var arguments = ["-L", socketName, "-f", "/dev/null", "new-session", "-d", "-s", target, "-x", "\(width)", "-y", "\(height)"]
+        var configPath = "/dev/null"
+        if !configuration.isEmpty {
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(socketName).conf")
+            try configuration.write(to: url, atomically: true, encoding: .utf8)
+            configPath = url.path
+        }
+        var arguments = ["-L", socketName, "-f", configPath, "new-session", "-d", "-s", target, "-x", "\(width)", "-y", "\(height)"]
         for (key, value) in environment.sorted(by: { $0.key < $1.key }) { arguments += ["-e", "\(key)=\(value)"] }
         arguments.append(command)
         // Not through Foundation's Process: tmux's server daemonises and would inherit the
@@ -63,6 +73,41 @@ public final class TmuxSession {
             .standardOutput.trimmingCharacters(in: .newlines)
     }
 
+    /// Runs a tmux command against this session's server and returns what it printed.
+    @discardableResult
+    public func command(_ arguments: [String]) throws -> String {
+        try ProcessRunner.run(tmux, ["-L", socketName] + arguments, timeLimit: .seconds(10)).standardOutput
+    }
+
+    /// The pane's terminal device (`/dev/pts/N`), for writing to it from the test itself.
+    public func paneTTY() throws -> String { try display("#{pane_tty}") }
+
+    /// The cursor as (column, row), both from 0.
+    public func cursor() throws -> (x: Int, y: Int) {
+        let parts = try display("#{cursor_x},#{cursor_y}").split(separator: ",").compactMap { Int($0) }
+        return (parts.first ?? -1, parts.last ?? -1)
+    }
+
+    /// The pane's scroll region as (upper, lower) rows, from 0.
+    public func scrollRegion() throws -> (upper: Int, lower: Int) {
+        let parts = try display("#{scroll_region_upper},#{scroll_region_lower}").split(separator: ",").compactMap { Int($0) }
+        return (parts.first ?? -1, parts.last ?? -1)
+    }
+
+    /// Types keys into the pane (`send-keys`), e.g. `"C-c"` or `"Enter"`.
+    public func sendKeys(_ keys: String...) throws {
+        try command(["send-keys", "-t", target] + keys)
+    }
+
+    /// Resizes the window, which sends SIGWINCH to the pane's processes.
+    public func resize(width: Int, height: Int) throws {
+        try command(["resize-window", "-t", target, "-x", "\(width)", "-y", "\(height)"])
+    }
+
+    /// tmux's paste buffers (`list-buffers`): with `set-clipboard on`, an OSC 52 that
+    /// reaches tmux becomes one, so an empty list proves none did.
+    public func buffers() throws -> String { try command(["list-buffers"]) }
+
     /// Polls the screen until `predicate` holds or the time is up; returns the last screen.
     @discardableResult
     public func waitForScreen(timeout: Duration = .seconds(10), attributes: Bool = false, _ predicate: (String) -> Bool) throws -> String {
@@ -77,5 +122,6 @@ public final class TmuxSession {
 
     deinit {
         _ = try? Self.spawnAndWait(tmux.path, ["-L", socketName, "kill-server"])
+        try? FileManager.default.removeItem(at: FileManager.default.temporaryDirectory.appendingPathComponent("\(socketName).conf"))
     }
 }

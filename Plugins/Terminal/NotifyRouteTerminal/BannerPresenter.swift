@@ -149,7 +149,7 @@ final class BannerPresenter: TerminalClaim {
 
     // MARK: TerminalClaim
 
-    func restoreForExit(within limit: DispatchTimeInterval) {
+    func restoreForExit(within limit: DispatchTimeInterval, wakeWaiters: Bool) {
         let done = DispatchSemaphore(value: 0)
         queue.async {
             var effects = Effects()
@@ -158,7 +158,7 @@ final class BannerPresenter: TerminalClaim {
                 state.generation += 1
                 state.current = nil
                 state.waiting = []
-                self.release(state: &state, effects: &effects)
+                self.release(state: &state, effects: &effects, wakeWaiters: wakeWaiters)
             }
             try? self.perform(effects)
             done.signal()
@@ -286,8 +286,10 @@ final class BannerPresenter: TerminalClaim {
         }
     }
 
-    /// Gives every row back and closes the device; wakes whoever waits in ``finish()``.
-    private func release(state: inout State, effects: inout Effects) {
+    /// Gives every row back and closes the device; wakes whoever waits in ``finish()``
+    /// unless the process is about to die of a signal (a woken waiter would let it exit
+    /// normally first, hiding how it ended).
+    private func release(state: inout State, effects: inout Effects, wakeWaiters: Bool = true) {
         if let device = state.device {
             if state.reserved > 0 {
                 let rows = device.size().rows
@@ -298,6 +300,7 @@ final class BannerPresenter: TerminalClaim {
         state.reserved = 0
         state.device = nil
         effects.unregister = true
+        guard wakeWaiters else { return }
         effects.idleWaiters = Array(state.idleWaiters.values)
         state.idleWaiters = [:]
     }

@@ -10,7 +10,8 @@ import Synchronization
 protocol TerminalClaim: AnyObject, Sendable {
     /// Gives the terminal back now (scroll region, rows, cursor); waits at most `limit`
     /// for a write already under way, so a wedged terminal cannot hold the process.
-    func restoreForExit(within limit: DispatchTimeInterval)
+    /// `wakeWaiters` is false when the process is about to die of a signal.
+    func restoreForExit(within limit: DispatchTimeInterval, wakeWaiters: Bool)
     /// The terminal changed size: lay out again.
     func terminalResized()
 }
@@ -59,8 +60,8 @@ enum TerminalRestoration {
         registry.withLock { $0.claims.values.compactMap(\.claim) }
     }
 
-    static func restoreAll() {
-        for claim in liveClaims { claim.restoreForExit(within: restoreWaitLimit) }
+    static func restoreAll(wakeWaiters: Bool = true) {
+        for claim in liveClaims { claim.restoreForExit(within: restoreWaitLimit, wakeWaiters: wakeWaiters) }
     }
 
     private static func installHandlers() {
@@ -76,7 +77,7 @@ enum TerminalRestoration {
             if isDefault { signal(signalNumber, SIG_IGN) }
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
             source.setEventHandler {
-                restoreAll()
+                restoreAll(wakeWaiters: !isDefault)
                 if isDefault { reraise(signalNumber) }
             }
             source.resume()

@@ -1,0 +1,81 @@
+import Foundation
+import NotifyRouteTestSupport
+
+/// A scratch directory, a banner config and shell scripts for the pane, for tests that
+/// run the real `notify-route` inside tmux.
+struct BannerFixture {
+    let directory: URL
+    let binary = TestEnvironment.notifyRouteBinary.path
+    /// tmux config: OSC 52 creates a paste buffer (so an empty buffer list proves none
+    /// arrived) and a bell runs a hook that leaves a file.
+    var tmuxConfiguration: String {
+        """
+        set -g set-clipboard on
+        set -g monitor-bell on
+        set -g bell-action any
+        set-hook -g alert-bell "run-shell \\"touch '\(url("bell").path)'\\""
+        """
+    }
+
+    init() throws {
+        directory = try TestEnvironment.temporaryDirectory("notify-route-banner")
+        try FileManager.default.createDirectory(
+            at: url("run"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+
+    func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
+
+    func config(_ sink: String = "{ kind: terminal, style: banner }") throws -> String {
+        let url = url("config.yaml")
+        try "sinks: { tty: \(sink) }\nfallback: [tty]\n".write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+
+    /// A script for the pane: a fixed environment, five numbered lines of earlier output,
+    /// then `body` (with `$B` the binary, `$C` the config, `$D` the scratch directory).
+    /// Input echo is off, so pressing Enter to go on leaves no trace on the screen.
+    func script(_ body: String, sink: String = "{ kind: terminal, style: banner }", environment: [String: String] = [:]) throws -> String {
+        var env = ["TERM": "xterm", "XDG_RUNTIME_DIR": url("run").path, "XDG_CONFIG_HOME": "/nonexistent-notify-route-test"]
+        env.merge(environment) { _, new in new }
+        let exports = env.sorted { $0.key < $1.key }.map { "export \($0.key)='\($0.value)'" }.joined(separator: "\n")
+        let text = """
+            unset NO_COLOR COLORTERM
+            \(exports)
+            B='\(binary)'; C='\(try config(sink))'; D='\(directory.path)'
+            stty -echo
+            i=1; while [ $i -le 5 ]; do echo "line $i"; i=$((i+1)); done
+            \(body)
+            sleep 60
+            """
+        let url = url("run.sh")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return "sh '\(url.path)'"
+    }
+
+    /// Polls for a file the script writes, and returns its text.
+    func waitForFile(_ name: String, timeout: Duration = .seconds(15)) -> String? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let text = try? String(contentsOf: url(name), encoding: .utf8), text.hasSuffix("\n") {
+                return text.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            usleep(10_000)
+        }
+        return nil
+    }
+
+    func exists(_ name: String) -> Bool { FileManager.default.fileExists(atPath: url(name).path) }
+}
+
+extension String {
+    /// The screen's rows.
+    var rows: [String] { split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+
+    /// Text with SGR sequences taken out.
+    var withoutSGR: String {
+        replacingOccurrences(of: "\u{1B}\\[[0-9;]*m", with: "", options: .regularExpression)
+    }
+}
+
+/// The five lines every fixture script prints before the banner.
+let earlierOutput = (1...5).map { "line \($0)" }
