@@ -1,0 +1,174 @@
+import Foundation
+import NotifyRouteTestSupport
+import Testing
+
+/// The built `notify-route` binary against a private session bus and python-dbusmock's
+/// notification daemon, one of each per test.
+@Suite(
+    "notify-route with the desktop sink", .serialized,
+    .enabled(if: DBusMockDaemon.shouldRun, "needs dbus-daemon, gdbus and python3-dbusmock (bash .ci/setup)"))
+struct DesktopCLITests {
+    static let desktopOnly = """
+        sinks:
+          desktop: { kind: desktop, deadline: 1s }
+        routes:
+          - match: {}
+            to: [desktop]
+        """
+
+    static let withFailover = """
+        sinks:
+          desktop: { kind: desktop, deadline: 1s }
+          tty: { kind: terminal }
+        routes:
+          - match: {}
+            to: [desktop]
+            failover: [tty]
+        """
+
+    @Test func sendMapsTheCommandLineToTheNotification() throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        let config = try writeConfig(Self.desktopOnly)
+        defer { try? FileManager.default.removeItem(at: config.deletingLastPathComponent()) }
+        let result = try ProcessRunner.notifyRoute(
+            ["send", "--config", config.path, "-l", "warning", "-t", "2500ms", "-a", "backup", "-i", "drive-harddisk",
+             "-c", "device.error", "Disk 90% full", "/home & /var"],
+            environment: daemon.environment, timeLimit: .seconds(10))
+        #expect(result.status == 0, "\(result.standardError)")
+        let call = try #require(try daemon.notifyCalls().first)
+        #expect(call.appName == "backup")
+        #expect(call.summary == "Disk 90% full")
+        #expect(call.body == "/home &amp; /var")
+        #expect(call.expireTimeout == 2500)
+        #expect(call.hints["urgency"]?.text == "1")
+        #expect(call.hints["category"]?.text == "device.error")
+        let icons = [call.appIcon, call.hints["image-path"]?.text, call.hints["image_path"]?.text]
+        #expect(icons.contains("drive-harddisk"), "icon: \(icons)")
+        print("notify-route send against dbusmock: \(DurationParser.milliseconds(result.duration)) ms")
+    }
+
+    @Test func waitPrintsTheInvokedAction() async throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        let config = try writeConfig(Self.desktopOnly)
+        defer { try? FileManager.default.removeItem(at: config.deletingLastPathComponent()) }
+        let running = runInBackground(
+            ["send", "--config", config.path, "-A", "ack=Acknowledge", "-A", "retry=Retry", "-t", "never", "--wait", "Deploy?"],
+            environment: daemon.environment)
+        let id = try await waitForNotify(daemon)
+        try daemon.emitActionInvoked(id: id, action: "ack")
+        let result = try await running.value
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput == "ack\n")
+        #expect(!result.timedOut)
+    }
+
+    @Test("--wait prints the close reason", arguments: [(UInt32(1), "expired"), (2, "dismissed"), (3, "closed")])
+    func waitPrintsTheCloseReason(reason: UInt32, printed: String) async throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        let config = try writeConfig(Self.desktopOnly)
+        defer { try? FileManager.default.removeItem(at: config.deletingLastPathComponent()) }
+        let running = runInBackground(["send", "--config", config.path, "--wait", "Build finished"], environment: daemon.environment)
+        let id = try await waitForNotify(daemon)
+        try daemon.emitNotificationClosed(id: id, reason: reason)
+        let result = try await running.value
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput == printed + "\n")
+    }
+
+    @Test func aHungDaemonFailsOverToTheTerminalWithinASecondAndAHalf() throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        daemon.freezeDaemon()
+        let config = try writeConfig(Self.withFailover)
+        defer { try? FileManager.default.removeItem(at: config.deletingLastPathComponent()) }
+        let result = try ProcessRunner.notifyRoute(
+            ["send", "--config", config.path, "--json", "-l", "error", "Disk full"], environment: daemon.environment,
+            timeLimit: .seconds(30))
+        #expect(result.duration < .milliseconds(1500), "libnotify's 25 s must never reach the caller")
+        #expect(result.status == 0, "delivered by the failover sink: \(result.standardError)")
+        #expect(result.standardError.contains("Disk full"), "the terminal sink wrote the event")
+        let report = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+        let sinks = report?["sinks"] as? [[String: Any]] ?? []
+        let desktop = sinks.first { $0["sink"] as? String == "desktop" }
+        let tty = sinks.first { $0["sink"] as? String == "tty" }
+        #expect(desktop?["status"] as? String == "failed")
+        #expect("\(desktop ?? [:])".contains("may be hung"))
+        #expect(tty?["status"] as? String == "delivered")
+        #expect(tty?["failover_for"] as? String == "desktop")
+        print("notify-route send, hung daemon, failover to tty: \(DurationParser.milliseconds(result.duration)) ms")
+
+        // Without a failover nothing delivered: exit 1.
+        let alone = try writeConfig(Self.desktopOnly)
+        defer { try? FileManager.default.removeItem(at: alone.deletingLastPathComponent()) }
+        let failed = try ProcessRunner.notifyRoute(["send", "--config", alone.path, "Disk full"], environment: daemon.environment)
+        #expect(failed.status == 1)
+        #expect(failed.duration < .milliseconds(1500))
+        #expect(failed.standardError.contains("may be hung"))
+    }
+
+    @Test func noDaemonOnTheBusGivesTheReason() throws {
+        let bus = try DBusMockDaemon.start(withDaemon: false)
+        defer { bus.shutdown() }
+        let config = try writeConfig(Self.withFailover)
+        defer { try? FileManager.default.removeItem(at: config.deletingLastPathComponent()) }
+        let sinks = try ProcessRunner.notifyRoute(["sinks", "--config", config.path, "--json"], environment: bus.environment)
+        #expect(sinks.status == 0)
+        let listing = try JSONSerialization.jsonObject(with: Data(sinks.standardOutput.utf8)) as? [String: Any]
+        let rows = listing?["sinks"] as? [[String: Any]] ?? []
+        let desktop = rows.first { $0["name"] as? String == "desktop" }
+        #expect(desktop?["available"] as? Bool == false)
+        #expect((desktop?["reason"] as? String)?.contains("no notification daemon") == true, "\(sinks.standardOutput)")
+
+        let alone = try writeConfig(Self.desktopOnly)
+        defer { try? FileManager.default.removeItem(at: alone.deletingLastPathComponent()) }
+        let send = try ProcessRunner.notifyRoute(["send", "--config", alone.path, "Hello"], environment: bus.environment)
+        #expect(send.status == 69, "no sink available")
+        #expect(send.standardError.contains("no notification daemon"))
+
+        let failover = try ProcessRunner.notifyRoute(["send", "--config", config.path, "Hello"], environment: bus.environment)
+        #expect(failover.status == 0)
+        #expect(failover.standardError.contains("Hello"))
+    }
+
+    // MARK: Helpers
+
+    private func writeConfig(_ yaml: String) throws -> URL {
+        let directory = try TestEnvironment.temporaryDirectory("notify-route-desktop")
+        let file = directory.appendingPathComponent("config.yaml")
+        try yaml.write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    /// Runs the CLI on a thread of its own (ProcessRunner blocks) while the test acts as the user.
+    private func runInBackground(_ arguments: [String], environment: [String: String]) -> Task<ProcessResult, any Error> {
+        Task {
+            try await withCheckedThrowingContinuation { continuation in
+                Thread.detachNewThread {
+                    continuation.resume(with: Result { try ProcessRunner.notifyRoute(arguments, environment: environment, timeLimit: .seconds(15)) })
+                }
+            }
+        }
+    }
+
+    /// Waits until the daemon received a `Notify` and returns the id it answered with.
+    private func waitForNotify(_ daemon: DBusMockDaemon) async throws -> UInt32 {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while ContinuousClock.now < deadline {
+            if let call = try daemon.notifyCalls().first {
+                // dbusmock numbers from 1 and returns replaces_id when it is set.
+                return call.replacesID == 0 ? 1 : call.replacesID
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw DBusMockDaemon.Failure(message: "no Notify call within 10 s")
+    }
+}
+
+private enum DurationParser {
+    static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+}

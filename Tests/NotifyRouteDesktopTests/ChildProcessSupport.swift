@@ -1,0 +1,80 @@
+import Foundation
+import NotifyRoute
+import NotifyRouteDesktop
+import Testing
+
+/// Helpers for the body of an exit test (`#expect(processExitsWith:)`), which runs in
+/// a fresh child process.
+///
+/// libnotify binds the whole process to one session bus (its proxy is process-wide,
+/// and GLib reads `DBUS_SESSION_BUS_ADDRESS` once). A child per test gives each test
+/// its own bus without changing the environment of the test process, which other
+/// tests' child processes inherit.
+enum Child {
+    /// Points GLib at the test's bus; call first, before any sink connects.
+    static func useBus(_ address: String?) {
+        if let address {
+            setenv("DBUS_SESSION_BUS_ADDRESS", address, 1)
+        } else {
+            unsetenv("DBUS_SESSION_BUS_ADDRESS")
+            unsetenv("XDG_RUNTIME_DIR")
+        }
+    }
+
+    /// A router with the desktop plugin only, from YAML.
+    static func router(_ yaml: String) throws -> NotificationRouter {
+        let registry = try SinkRegistry([DesktopSink.plugin])
+        let configuration = try RouterConfiguration.load(yaml: yaml, file: "test.yaml", registry: registry)
+        return try NotificationRouter(configuration: configuration, registry: registry)
+    }
+
+    static let oneRoute = """
+        sinks:
+          desktop: { kind: desktop, deadline: 1s }
+        routes:
+          - match: {}
+            to: [desktop]
+            dedup: { window: 10m }
+        """
+
+    /// Runs `body`, or gives up after `limit` with `nil` (a missing signal must fail
+    /// the test, not hang it).
+    static func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T?) async -> T? {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask { await body() }
+            group.addTask { try? await Task.sleep(for: limit); return nil }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// A line the parent reads back from the child's standard output (measured times).
+    static func report(_ key: String, _ duration: Duration) {
+        FileHandle.standardOutput.write(Data("measure \(key) \(DurationParser.milliseconds(duration))\n".utf8))
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// `measure KEY MS` lines printed by ``Child/report(_:_:)``.
+    var measurements: [String: Int] {
+        var result: [String: Int] = [:]
+        for line in String(decoding: self, as: UTF8.self).split(separator: "\n") where line.hasPrefix("measure ") {
+            let parts = line.split(separator: " ")
+            if parts.count == 3, let ms = Int(parts[2]) { result[String(parts[1])] = ms }
+        }
+        return result
+    }
+}
+
+extension Child {
+    /// Runs an exit test's body, recording a thrown error as an issue (forwarded to the
+    /// parent with its message) instead of letting it crash the child without one.
+    static func reportingErrors(_ body: () async throws -> Void) async {
+        do {
+            try await body()
+        } catch {
+            Issue.record(error, "thrown in the child process")
+        }
+    }
+}
