@@ -48,6 +48,31 @@ struct DesktopCLITests {
         print("notify-route send against dbusmock: \(DurationParser.milliseconds(result.duration)) ms")
     }
 
+    @Test func replaceDuplicateCountAndCloseAcrossCalls() throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        let config = try writeConfig(Self.desktopOnly + "\n    dedup: { window: 10m }\n")
+        let directory = config.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The state file (replace key → notification id) lives under this test's own runtime dir.
+        var environment = daemon.environment
+        environment["XDG_RUNTIME_DIR"] = directory.path
+        func run(_ arguments: [String]) throws -> ProcessResult {
+            let result = try ProcessRunner.notifyRoute(arguments + ["--config", config.path], environment: environment, timeLimit: .seconds(10))
+            #expect(result.status == 0, "\(arguments): \(result.standardError)")
+            return result
+        }
+        _ = try run(["send", "-r", "backup", "-t", "never", "Backup 10%"])
+        _ = try run(["send", "-r", "backup", "-t", "never", "Backup 90%"])
+        for _ in 1...3 { _ = try run(["send", "-l", "error", "Disk full"]) }
+        _ = try run(["close", "--replace-key", "backup"])
+
+        let calls = try daemon.notifyCalls()
+        #expect(calls.map(\.summary) == ["Backup 10%", "Backup 90%", "Disk full", "Disk full (×2)", "Disk full (×3)"])
+        #expect(calls.map(\.replacesID) == [0, 1, 0, 2, 2], "updated in place by id, from separate processes")
+        #expect(try daemon.closeCalls() == [1])
+    }
+
     @Test func waitPrintsTheInvokedAction() async throws {
         let daemon = try DBusMockDaemon.start()
         defer { daemon.shutdown() }
