@@ -1,5 +1,12 @@
 import Foundation
 import NotifyRouteTestSupport
+import Testing
+
+/// Every banner test in a real terminal, one at a time: banners live for fractions of a
+/// second, and tests that poll tmux from a thread of the cooperative pool would starve
+/// each other's timing if they ran side by side.
+@Suite(.serialized, .enabled(if: TmuxSession.isAvailable || TestEnvironment.componentsRequired, "needs tmux"))
+struct BannerTerminalTests {}
 
 /// A scratch directory, a banner config and shell scripts for the pane, for tests that
 /// run the real `notify-route` inside tmux.

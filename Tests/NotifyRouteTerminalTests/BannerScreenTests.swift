@@ -5,8 +5,8 @@ import Testing
 /// `style: banner` through the real CLI in a real terminal (tmux), read back with
 /// `capture-pane -e`, so colours, positions, the scroll region and the cursor are the
 /// terminal's own account, not ours.
-@Suite(.enabled(if: TmuxSession.isAvailable || TestEnvironment.componentsRequired, "needs tmux"))
-struct BannerScreenTests {
+extension BannerTerminalTests {
+@Suite struct BannerScreenTests {
     @Test func bannerOnTopPushesOutputDownAndGoesAfterItsTimeout() throws {
         let fixture = try BannerFixture()
         let session = try TmuxSession(command: try fixture.script("""
@@ -36,7 +36,7 @@ struct BannerScreenTests {
         let parts = status.split(separator: " ").compactMap { Int($0) }
         #expect(parts.first == 0)
         let elapsed = try #require(parts.last)
-        #expect(elapsed >= 800 && elapsed < 3_000, "send returned after \(elapsed) ms")
+        #expect(elapsed >= 800 && elapsed < 5_000, "send returned after \(elapsed) ms")
         // Gone, and the terminal exactly as it was: text, colours, cursor, scroll region.
         #expect(try session.capture(attributes: true) == before)
         #expect(try session.cursor() == cursorBefore)
@@ -53,7 +53,7 @@ struct BannerScreenTests {
     func coloursFollowTheTerminal(environment: [String: String], expected: String) throws {
         let fixture = try BannerFixture()
         let session = try TmuxSession(command: try fixture.script("""
-            "$B" send --config "$C" -l error -t 400ms Failed
+            "$B" send --config "$C" -l error -t 2s Failed
             echo $? > "$D/status"
             """, environment: environment))
         let screen = try session.waitForScreen(attributes: true) { $0.contains("Failed") }
@@ -239,6 +239,7 @@ struct BannerScreenTests {
             return "\\" + String(byte, radix: 8).leftPadded(to: 3)
         }.joined()
     }
+}
 }
 
 extension String {
