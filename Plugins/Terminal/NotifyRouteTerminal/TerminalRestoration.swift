@@ -39,7 +39,7 @@ enum TerminalRestoration {
 
     private static let registry = Mutex(Registry())
     /// The signal sources live as long as the process.
-    private static let sources = Mutex<[SignalSourceBox]>([])
+    private static let sources = Mutex<[any DispatchSourceSignal]>([])
     private static let queue = DispatchQueue(label: "notify-route.terminal.signals")
     static let restoreWaitLimit = DispatchTimeInterval.milliseconds(500)
 
@@ -66,31 +66,32 @@ enum TerminalRestoration {
 
     private static func installHandlers() {
         atexit { TerminalRestoration.restoreAll() }
-        var installed: [SignalSourceBox] = []
-        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
-            var current = sigaction()
-            guard sigaction(signalNumber, nil, &current) == 0 else { continue }
-            let handler = current.__sigaction_handler.sa_handler
-            let isDefault = handler == nil  // SIG_DFL is the null handler
-            let isIgnored = handler.map { unsafeBitCast($0, to: Int.self) == 1 } ?? false  // SIG_IGN
-            guard isDefault || isIgnored else { continue }
-            if isDefault { signal(signalNumber, SIG_IGN) }
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-            source.setEventHandler {
-                restoreAll(wakeWaiters: !isDefault)
-                if isDefault { reraise(signalNumber) }
+        // Made inside the lock that keeps them, so the sources never cross an isolation boundary.
+        sources.withLock { sources in
+            for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+                var current = sigaction()
+                guard sigaction(signalNumber, nil, &current) == 0 else { continue }
+                let handler = current.__sigaction_handler.sa_handler
+                let isDefault = handler == nil  // SIG_DFL is the null handler
+                let isIgnored = handler.map { unsafeBitCast($0, to: Int.self) == 1 } ?? false  // SIG_IGN
+                guard isDefault || isIgnored else { continue }
+                if isDefault { signal(signalNumber, SIG_IGN) }
+                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+                source.setEventHandler {
+                    restoreAll(wakeWaiters: !isDefault)
+                    if isDefault { reraise(signalNumber) }
+                }
+                source.resume()
+                sources.append(source)
             }
-            source.resume()
-            installed.append(SignalSourceBox(source))
+            // SIGWINCH's default is to ignore it, so listening changes nothing for the host.
+            let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: queue)
+            resize.setEventHandler {
+                for claim in liveClaims { claim.terminalResized() }
+            }
+            resize.resume()
+            sources.append(resize)
         }
-        // SIGWINCH's default is to ignore it, so listening changes nothing for the host.
-        let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: queue)
-        resize.setEventHandler {
-            for claim in liveClaims { claim.terminalResized() }
-        }
-        resize.resume()
-        installed.append(SignalSourceBox(resize))
-        sources.withLock { $0 += installed }
     }
 
     /// Dies of `signalNumber` the way the process would have without us.
@@ -103,10 +104,4 @@ enum TerminalRestoration {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
         raise(signalNumber)
     }
-}
-
-/// Keeps a signal source alive; sources are only touched at installation.
-private struct SignalSourceBox: @unchecked Sendable {
-    let source: any DispatchSourceSignal
-    init(_ source: any DispatchSourceSignal) { self.source = source }
 }

@@ -131,8 +131,11 @@ public struct TerminalSink: NotificationSink {
     public func availability() async -> SinkAvailability {
         guard style == .banner else { return writer.availability() }
         // Without a terminal a banner still delivers, as a line on the fallback output.
-        if (try? TerminalDevice.open(device ?? TerminalDevice.controllingTerminal))?.close() != nil { return .available }
-        return fallbackWriter.availability()
+        guard let terminal = try? TerminalDevice.open(device ?? TerminalDevice.controllingTerminal) else {
+            return fallbackWriter.availability()
+        }
+        terminal.close()
+        return .available
     }
 
     public func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
