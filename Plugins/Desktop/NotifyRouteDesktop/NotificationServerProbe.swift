@@ -1,7 +1,5 @@
 import CLibNotify
-import Foundation
 import NotifyRoute
-import Synchronization
 
 /// What the notification daemon said about itself.
 struct NotificationServer: Hashable, Sendable {
@@ -25,8 +23,9 @@ enum NotificationServerProbe {
     static let objectPath = "/org/freedesktop/Notifications"
     static let interface = "org.freedesktop.Notifications"
 
-    /// `GetServerInformation` then `GetCapabilities`, each within `timeout`.
+    /// `GetServerInformation` then `GetCapabilities`, both within `timeout` together.
     static func probe(timeout: Duration) throws(SinkError) -> NotificationServer {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
         let connection = try SessionBusConnection.get()
         let info = try call(connection, "GetServerInformation", nr_variant_new_unit(), reply: "(ssss)", timeout: timeout)
         defer { g_variant_unref(info) }
@@ -35,7 +34,8 @@ enum NotificationServerProbe {
             defer { g_variant_unref(child) }
             return String(cString: g_variant_get_string(child, nil))
         }
-        let caps = try call(connection, "GetCapabilities", nr_variant_new_unit(), reply: "(as)", timeout: timeout)
+        let remaining = max(.milliseconds(1), deadline - .now)
+        let caps = try call(connection, "GetCapabilities", nr_variant_new_unit(), reply: "(as)", timeout: remaining, budget: timeout)
         defer { g_variant_unref(caps) }
         let list = g_variant_get_child_value(caps, 0)
         defer { g_variant_unref(list) }
@@ -57,7 +57,8 @@ enum NotificationServerProbe {
     }
 
     private static func call(
-        _ connection: OpaquePointer, _ method: String, _ arguments: OpaquePointer?, reply: String, timeout: Duration
+        _ connection: OpaquePointer, _ method: String, _ arguments: OpaquePointer?, reply: String, timeout: Duration,
+        budget: Duration? = nil
     ) throws(SinkError) -> OpaquePointer {
         var error: UnsafeMutablePointer<GError>?
         let milliseconds = Int32(clamping: max(1, DurationParser.milliseconds(timeout)))
@@ -65,7 +66,8 @@ enum NotificationServerProbe {
             connection, busName, objectPath, interface, method, arguments, nr_variant_type(reply),
             G_DBUS_CALL_FLAGS_NO_AUTO_START, milliseconds, nil, &error)
         else {
-            throw failure(error, method: method, timeout: timeout)
+            // Name the whole budget in messages ("within 500ms"), not what was left of it.
+            throw failure(error, method: method, timeout: budget ?? timeout)
         }
         return result
     }
@@ -103,64 +105,4 @@ enum NotificationServerProbe {
         SinkError(.timedOut, "the notification daemon did not answer \(method) within \(DurationParser.format(timeout)); it may be hung",
                   isRetryable: true)
     }
-}
-
-/// The process's session bus connection, the same one libnotify's proxy uses.
-///
-/// GLib makes bus connections exit the process when the bus goes away
-/// (`exit-on-close`); a router inside a long-running service must not die with the
-/// session bus, so the plugin turns that off and keeps a reference for the process.
-enum SessionBusConnection {
-    private static let shared = Mutex<BusPointer?>(nil)
-
-    /// The connection, made on first use. Call on the GLib thread.
-    static func get() throws(SinkError) -> OpaquePointer {
-        if let connection = shared.withLock({ $0 }), g_dbus_connection_is_closed(connection.pointer) == 0 {
-            return connection.pointer
-        }
-        let environment = ProcessInfo.processInfo.environment
-        let address = environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-        if address == nil {
-            // GLib would otherwise try $XDG_RUNTIME_DIR/bus, then autolaunch a bus with
-            // dbus-launch under X11: look for the socket ourselves and never autolaunch.
-            let runtimeBus = environment["XDG_RUNTIME_DIR"].map { $0 + "/bus" }
-            guard let runtimeBus, isSocket(runtimeBus) else {
-                throw SinkError(.unavailable, "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and there is no $XDG_RUNTIME_DIR/bus socket")
-            }
-        }
-        var error: UnsafeMutablePointer<GError>?
-        guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
-            let message = error?.pointee.message.map { String(cString: $0) } ?? "unknown error"
-            if let error { g_error_free(error) }
-            throw SinkError(.unavailable, "no session bus: cannot connect to \(address ?? "$XDG_RUNTIME_DIR/bus"): \(message)",
-                            isRetryable: true)
-        }
-        g_dbus_connection_set_exit_on_close(connection, 0)
-        shared.withLock { old in
-            if let old { g_object_unref(UnsafeMutableRawPointer(old.pointer)) }
-            old = BusPointer(pointer: connection)
-        }
-        return connection
-    }
-
-    /// Drops a closed connection so the next call reconnects.
-    static func forget() {
-        shared.withLock { old in
-            if let old { g_object_unref(UnsafeMutableRawPointer(old.pointer)) }
-            old = nil
-        }
-    }
-
-    private static func isSocket(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
-    }
-}
-
-/// A `GDBusConnection` pointer.
-///
-/// `@unchecked Sendable` because raw pointers are not `Sendable`; GDBusConnection is
-/// documented thread-safe, and the plugin only uses it on the GLib thread anyway.
-private struct BusPointer: @unchecked Sendable {
-    let pointer: OpaquePointer
 }

@@ -1,0 +1,64 @@
+import CLibNotify
+import Foundation
+import NotifyRoute
+import Synchronization
+
+/// The process's session bus connection, the same one libnotify's proxy uses.
+///
+/// GLib makes bus connections exit the process when the bus goes away
+/// (`exit-on-close`); a router inside a long-running service must not die with the
+/// session bus, so the plugin turns that off and keeps a reference for the process.
+enum SessionBusConnection {
+    private static let shared = Mutex<BusPointer?>(nil)
+
+    /// The connection, made on first use. Call on the GLib thread.
+    static func get() throws(SinkError) -> OpaquePointer {
+        if let connection = shared.withLock({ $0 }), g_dbus_connection_is_closed(connection.pointer) == 0 {
+            return connection.pointer
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let address = environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+        if address == nil {
+            // GLib would otherwise try $XDG_RUNTIME_DIR/bus, then autolaunch a bus with
+            // dbus-launch under X11: look for the socket ourselves and never autolaunch.
+            let runtimeBus = environment["XDG_RUNTIME_DIR"].map { $0 + "/bus" }
+            guard let runtimeBus, isSocket(runtimeBus) else {
+                throw SinkError(.unavailable, "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and there is no $XDG_RUNTIME_DIR/bus socket")
+            }
+        }
+        var error: UnsafeMutablePointer<GError>?
+        guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
+            let message = error?.pointee.message.map { String(cString: $0) } ?? "unknown error"
+            if let error { g_error_free(error) }
+            throw SinkError(.unavailable, "no session bus: cannot connect to \(address ?? "$XDG_RUNTIME_DIR/bus"): \(message)",
+                            isRetryable: true)
+        }
+        g_dbus_connection_set_exit_on_close(connection, 0)
+        shared.withLock { old in
+            if let old { g_object_unref(UnsafeMutableRawPointer(old.pointer)) }
+            old = BusPointer(pointer: connection)
+        }
+        return connection
+    }
+
+    /// Drops a closed connection so the next call reconnects.
+    static func forget() {
+        shared.withLock { old in
+            if let old { g_object_unref(UnsafeMutableRawPointer(old.pointer)) }
+            old = nil
+        }
+    }
+
+    private static func isSocket(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
+    }
+}
+
+/// A `GDBusConnection` pointer.
+///
+/// `@unchecked Sendable` because raw pointers are not `Sendable`; GDBusConnection is
+/// documented thread-safe, and the plugin only uses it on the GLib thread anyway.
+private struct BusPointer: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
