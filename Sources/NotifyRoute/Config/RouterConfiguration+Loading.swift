@@ -1,13 +1,15 @@
+import Foundation
+
 extension RouterConfiguration {
     /// The top-level keys of a config file: a contract users and outside tests rely on.
-    public static let topLevelKeys = ["defaults", "levels", "sinks", "rules", "routes", "fallback", "state"]
+    public static let topLevelKeys = ["defaults", "levels", "sinks", "rules", "routes", "fallback", "state", "inhibit"]
     static let matchKeys = ["level", "source", "app", "title", "body", "category", "tags"]
     static let ruleKeys = ["name", "match", "set"]
     static let ruleEffectKeys = [
         "level", "timeout", "app", "source", "icon", "category", "tags", "dedup_key", "replace_key", "message_id",
         "fields", "drop",
     ]
-    static let routeKeys = ["name", "match", "to", "continue", "failover", "dedup", "set"]
+    static let routeKeys = ["name", "match", "to", "continue", "failover", "dedup", "set", "rate", "quiet"]
     static let routeEffectKeys = ["timeout", "app", "icon", "category"]
     static let defaultsKeys = ["level", "timeout", "app", "source", "icon", "category", "deadline"]
     static let levelKeys = ["timeout", "priority", "urgency", "tint"]
@@ -66,6 +68,12 @@ extension RouterConfiguration {
 
         if let node = top["fallback"] {
             config.fallback = try sinkList(node, what: "fallback", sinkNames: sinkNames)
+        }
+
+        if let node = top["inhibit"] {
+            for (index, item) in try sequence(node, "inhibit").enumerated() {
+                config.inhibitRules.append(try parseInhibitRule(item, number: index + 1))
+            }
         }
 
         if let node = top["state"] {
@@ -127,7 +135,7 @@ extension RouterConfiguration {
 
     private static func parseMatcher(_ node: ConfigNode?, context: String) throws(ConfigError) -> EventMatcher {
         guard let node else { return .any }
-        let map = try ConfigMapping(node, context: "\(context) match", allowing: matchKeys)
+        let map = try ConfigMapping(node, context: context.hasPrefix("inhibit") ? context : "\(context) match", allowing: matchKeys)
         var matcher = EventMatcher()
         if let levelNode = map["level"] {
             let text = try levelNode.scalarString("level")
@@ -211,7 +219,64 @@ extension RouterConfiguration {
             let dedupMap = try ConfigMapping(dedup, context: "\(context) dedup", allowing: ["window"])
             route.dedupWindow = try dedupMap.duration("window")
         }
+        if let rate = map["rate"] {
+            let rateMap = try ConfigMapping(rate, context: "\(context) rate", allowing: ["max", "per"])
+            guard let max = try rateMap.int("max", in: 1...1_000_000), let per = try rateMap.duration("per"), per > .zero else {
+                throw ConfigError("\(context) rate: expected both `max` (a whole number) and `per` (a duration), as { max: 5, per: 1m }",
+                                  at: rate.location)
+            }
+            route.rateLimit = RateLimit(max: max, per: per)
+        }
+        if let quiet = map["quiet"] {
+            route.quietHours = try parseQuietHours(quiet, context: "\(context) quiet")
+        }
         return route
+    }
+
+    private static func parseQuietHours(_ node: ConfigNode, context: String) throws(ConfigError) -> QuietHours {
+        var quiet = QuietHours(windows: [])
+        let hoursNode: ConfigNode
+        if case .mapping = node.value {
+            let map = try ConfigMapping(node, context: context, allowing: ["hours", "timezone", "breakthrough"])
+            guard let hours = map["hours"] else {
+                throw ConfigError("\(context): expected `hours`, a list of spans such as \"22:00-07:00\"", at: node.location)
+            }
+            hoursNode = hours
+            if let zone = try map.string("timezone") {
+                guard TimeZone(identifier: zone) != nil else {
+                    throw ConfigError("\(context): unknown time zone \"\(zone)\"; expected an IANA name such as Europe/Paris or UTC",
+                                      at: map["timezone"]?.location)
+                }
+                quiet.timeZone = zone
+            }
+            quiet.breakthrough = try map.level("breakthrough") ?? .critical
+        } else {
+            hoursNode = node
+        }
+        for text in try hoursNode.stringList("\(context) hours") {
+            guard let window = ClockWindow(parsing: text) else {
+                throw ConfigError("\(context): invalid span \"\(text)\"; expected HH:MM-HH:MM, such as \"22:00-07:00\"", at: hoursNode.location)
+            }
+            quiet.windows.append(window)
+        }
+        return quiet
+    }
+
+    private static func parseInhibitRule(_ node: ConfigNode, number: Int) throws(ConfigError) -> InhibitRule {
+        let context = "inhibit rule \(number)"
+        let map = try ConfigMapping(node, context: context, allowing: ["source", "target", "equal", "for"])
+        guard let source = map["source"], let target = map["target"] else {
+            throw ConfigError("\(context): expected a `source` and a `target` matcher", at: node.location)
+        }
+        let equal = try map.stringList("equal") ?? []
+        for (index, key) in equal.enumerated() where !InhibitRule.equalKeys.contains(key) {
+            var location = map["equal"]?.location
+            if case .sequence(let items)? = map["equal"]?.value { location = items[index].location }
+            throw ConfigError(Suggestions.unknown("key", key, in: "\(context) equal", expected: InhibitRule.equalKeys), at: location)
+        }
+        return InhibitRule(
+            source: try parseMatcher(source, context: "\(context) source"), target: try parseMatcher(target, context: "\(context) target"),
+            equal: equal, duration: try map.duration("for"), location: node.location)
     }
 
     private static func sinkList(_ node: ConfigNode, what: String, sinkNames: [String]) throws(ConfigError) -> [String] {

@@ -21,6 +21,8 @@ public struct RouterConfiguration: Sendable {
     /// The route used when no route matches: its sinks.
     public var fallback: [String]
     public var state: StateSettings
+    /// Inhibition rules, applied to every route.
+    public var inhibitRules: [InhibitRule] = []
 
     public init(
         origin: String = "<code>", defaults: EventDefaults = EventDefaults(), levels: [Level: LevelOverrides] = [:],
@@ -200,6 +202,10 @@ public struct Route: Hashable, Sendable {
     public var dedupWindow: Duration?
     /// The route's layer of the cascade (timeout, app, icon, category).
     public var effects: EventEffects
+    /// At most so many events per sink per period; the rest are held and summarised.
+    public var rateLimit: RateLimit?
+    /// Hours in which events below a level are held and summarised afterwards.
+    public var quietHours: QuietHours?
     public var location: SourceLocation?
 
     public init(

@@ -125,6 +125,12 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
     case belowMinimumLevel(Level)
     /// This sink already received the event from an earlier route.
     case alreadyRouted(String)
+    /// Over the route's rate limit; `held` events are waiting to be summarised.
+    case rateLimited(max: Int, per: Duration, held: Int)
+    /// Inside the route's quiet hours and below its breakthrough level.
+    case quietHours(window: String, held: Int)
+    /// An active event of an inhibition rule suppresses this one.
+    case inhibited(by: String)
 
     public var description: String {
         switch self {
@@ -132,6 +138,10 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
             "duplicate (\(count) in \(DurationParser.format(window)))" + (updated ? ", count updated in place" : "")
         case .belowMinimumLevel(let level): "below the sink's min_level \(level.rawValue)"
         case .alreadyRouted(let route): "already sent by \(route)"
+        case .rateLimited(let max, let per, let held):
+            "rate limit \(max) per \(DurationParser.format(per)) reached (\(held) held for a summary)"
+        case .quietHours(let window, let held): "quiet hours \(window) (\(held) held for a summary)"
+        case .inhibited(let rule): "inhibited by \(rule)"
         }
     }
 
@@ -140,6 +150,9 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
         case .duplicate: "duplicate"
         case .belowMinimumLevel: "below-min-level"
         case .alreadyRouted: "already-routed"
+        case .rateLimited: "rate-limited"
+        case .quietHours: "quiet-hours"
+        case .inhibited: "inhibited"
         }
     }
 }

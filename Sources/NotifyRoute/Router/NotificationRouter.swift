@@ -182,11 +182,13 @@ public final class NotificationRouter: Sendable {
         // Step 4: policy, decided against the remembered state in one transaction.
         let now = clock.now()
         let maxEntries = configuration.state.maxEntries
+        let inhibitRules = configuration.inhibitRules
         let decisions: [PolicyDecision]
         do {
             decisions = try store.withState { state in
                 pending.map { item in
-                    PolicyDecision.decide(for: item.event, sink: item.target.sinkName, window: item.target.route?.dedupWindow,
+                    PolicyDecision.decide(for: item.event, sink: item.target.sinkName, route: item.target.route,
+                                          routeKey: item.target.label, inhibitRules: inhibitRules,
                                           capabilities: item.instance.sink.capabilities, now: now, state: &state,
                                           maxEntries: maxEntries)
                 }
@@ -203,6 +205,12 @@ public final class NotificationRouter: Sendable {
                 if decision.suppressed != nil, decision.intent == .show { continue }  // suppressed, nothing to update
                 group.addTask {
                     let started = ContinuousClock.now
+                    if let summary = decision.summary {
+                        // What a rate limit or quiet hours held back goes out first, as one notification.
+                        let digest = SinkDelivery(event: Self.summaryEvent(summary, like: item.event), sinkName: item.target.sinkName,
+                                                  deadline: started.advanced(by: item.instance.deadline))
+                        _ = await self.attempt(item.instance, digest)
+                    }
                     let delivery = SinkDelivery(event: item.event, sinkName: item.target.sinkName, intent: decision.intent,
                                                 deadline: started.advanced(by: item.instance.deadline), duplicateCount: decision.count)
                     return (item.index, await self.attempt(item.instance, delivery), ContinuousClock.now - started)
@@ -220,6 +228,9 @@ public final class NotificationRouter: Sendable {
             var outcome = outcomes[item.index]
             let (result, duration) = results[item.index] ?? (nil, .zero)
             outcome.duration = duration
+            if let summary = decision.summary {
+                outcome.notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
+            }
             if let suppressed = decision.suppressed {
                 // A duplicate: suppressed, with the earlier notification's count updated where the sink can.
                 if case .duplicate(let count, let window, _) = suppressed {
@@ -249,16 +260,34 @@ public final class NotificationRouter: Sendable {
             }
             outcomes[item.index] = outcome
         }
-        if !commits.contains(where: { $0.handle != nil }) && rollbacks.isEmpty { return outcomes }
+        let inhibits = !inhibitRules.isEmpty && !commits.isEmpty
+        if !commits.contains(where: { $0.handle != nil }) && rollbacks.isEmpty && !inhibits { return outcomes }
         let committed = clock.now()
         _ = try? store.withState { state in
             for commit in commits {
                 PolicyDecision.commit(event: commit.event, sink: commit.sink, handle: commit.handle, now: committed, state: &state)
             }
+            if inhibits, let event = commits.first?.event {
+                PolicyDecision.recordInhibitor(event, rules: inhibitRules, now: committed, state: &state)
+            }
             for key in rollbacks { state.dedup.removeValue(forKey: key) }
             if state.handles.count > maxEntries { state.evict(maxEntries: maxEntries) }
         }
         return outcomes
+    }
+
+    /// "+37 more from backup": one notification for what a policy held back.
+    static func summaryEvent(_ summary: PolicyDecision.HeldSummary, like event: ResolvedEvent) -> ResolvedEvent {
+        let sources = summary.sources.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        let names = sources.prefix(3).map(\.key).joined(separator: ", ") + (sources.count > 3 ? ", ..." : "")
+        var digest = event
+        digest.title = "+\(summary.held) more from \(names)"
+        digest.body = "held \(summary.why): " + sources.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        digest.level = summary.highest
+        digest.replaceKey = nil
+        digest.dedupKey = "summary\u{1F}" + digest.title
+        digest.actions = []
+        return digest
     }
 
     private struct PendingDelivery: Sendable {
@@ -309,7 +338,11 @@ public final class NotificationRouter: Sendable {
             let sink = instance.sink
             switch await Deadline.run(within: instance.deadline, { try await sink.close(request) }) {
             case .finished(.success):
-                _ = try? store.withState { $0.handles.removeValue(forKey: key) }
+                _ = try? store.withState { state in
+                    state.handles.removeValue(forKey: key)
+                    // A closed source event no longer inhibits anything.
+                    state.inhibitors = state.inhibitors.filter { $0.value.replaceKey != replaceKey }
+                }
             case .finished(.failure(let error as SinkError)):
                 outcome.status = error.kind == .unavailable ? .unavailable(reason: error.message) : .failed(error)
             case .finished(.failure(let error)):

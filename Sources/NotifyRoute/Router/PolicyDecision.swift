@@ -8,8 +8,104 @@ struct PolicyDecision: Sendable {
     var suppressed: SuppressionReason?
     /// True when this decision opened a dedup window (to undo if delivery fails).
     var createdWindow: Bool
+    /// Events held back earlier (rate limit, quiet hours), to be summarised before this one.
+    var summary: HeldSummary? = nil
 
+    struct HeldSummary: Sendable, Hashable {
+        var held: Int
+        var sources: [String: Int]
+        var highest: Level
+        var why: String
+    }
+
+    /// Everything step 4 looks at, in order: inhibition, quiet hours, dedup, rate limit, replace.
     static func decide(
+        for event: ResolvedEvent, sink: String, route: Route?, routeKey: String, inhibitRules: [InhibitRule],
+        capabilities: SinkCapabilities, now: Date, state: inout RouterState, maxEntries: Int
+    ) -> PolicyDecision {
+        let subject = MatchSubject(event)
+        if let inhibitor = activeInhibitor(for: subject, event: event, rules: inhibitRules, now: now, state: &state) {
+            return PolicyDecision(intent: .show, count: 1, suppressed: .inhibited(by: inhibitor), createdWindow: false)
+        }
+        let policyKey = "\(routeKey)\u{1E}\(sink)"
+        if let quiet = route?.quietHours, let window = quiet.activeWindow(at: now), event.level < quiet.breakthrough {
+            var record = state.quiet[policyKey] ?? RouterState.HeldRecord(periodStart: now)
+            record.hold(event)
+            state.quiet[policyKey] = record
+            return PolicyDecision(intent: .show, count: 1, suppressed: .quietHours(window: window.description, held: record.held),
+                                  createdWindow: false)
+        }
+        var decision = decideDedupAndReplace(for: event, sink: sink, window: route?.dedupWindow, capabilities: capabilities,
+                                             now: now, state: &state, maxEntries: maxEntries)
+        guard decision.suppressed == nil else { return decision }
+        if let rate = route?.rateLimit {
+            var record = state.rates[policyKey] ?? RouterState.HeldRecord(periodStart: now)
+            if now.timeIntervalSince(record.periodStart) >= rate.per.seconds {
+                // A new period: nothing sent yet in it; what was held waits for its summary.
+                record.periodStart = now
+                record.sent = 0
+            }
+            if record.sent >= rate.max {
+                record.hold(event)
+                state.rates[policyKey] = record
+                if decision.createdWindow {
+                    // Held, not shown: the next identical event must not count as a duplicate of it.
+                    state.dedup.removeValue(forKey: RouterState.key(sink: sink, event.dedupKey))
+                }
+                return PolicyDecision(intent: .show, count: 1, suppressed: .rateLimited(max: rate.max, per: rate.per, held: record.held),
+                                      createdWindow: false)
+            }
+            record.sent += 1
+            // The first event of a later period carries the summary of what the earlier ones held.
+            if record.held > 0 && record.sent == 1 {
+                decision.summary = HeldSummary(held: record.held, sources: record.sources, highest: record.highest, why: "over the rate limit")
+                record.held = 0
+                record.sources = [:]
+                record.highest = .debug
+            }
+            state.rates[policyKey] = record
+        }
+        // Out of quiet hours: what they held goes out as a summary with this event.
+        if route?.quietHours?.activeWindow(at: now) == nil, let record = state.quiet.removeValue(forKey: policyKey), record.held > 0 {
+            let earlier = decision.summary
+            decision.summary = HeldSummary(
+                held: record.held + (earlier?.held ?? 0), sources: record.sources.merging(earlier?.sources ?? [:], uniquingKeysWith: +),
+                highest: max(record.highest, earlier?.highest ?? .debug),
+                why: earlier == nil ? "during quiet hours" : "during quiet hours and over the rate limit")
+        }
+        return decision
+    }
+
+    /// Records a delivered event as an inhibitor for the rules whose source it matches.
+    static func recordInhibitor(_ event: ResolvedEvent, rules: [InhibitRule], now: Date, state: inout RouterState) {
+        let subject = MatchSubject(event)
+        for (index, rule) in rules.enumerated() where rule.source.matches(subject) {
+            let lifetime = rule.duration?.seconds ?? event.timeout.milliseconds.map { Double($0) / 1000 } ?? 3600
+            let signature = rule.signature(of: subject)
+            state.inhibitors["\(index)\u{1E}\(signature)"] = RouterState.InhibitorRecord(
+                rule: index, signature: signature, expires: now.addingTimeInterval(lifetime), replaceKey: event.replaceKey,
+                dedupKey: event.dedupKey)
+        }
+    }
+
+    private static func activeInhibitor(
+        for subject: MatchSubject, event: ResolvedEvent, rules: [InhibitRule], now: Date, state: inout RouterState
+    ) -> String? {
+        for (index, rule) in rules.enumerated() where rule.target.matches(subject) {
+            // An event that is itself a source of the rule never inhibits itself (as in Alertmanager).
+            if rule.source.matches(subject) { continue }
+            let key = "\(index)\u{1E}\(rule.signature(of: subject))"
+            guard let record = state.inhibitors[key] else { continue }
+            if record.expires <= now {
+                state.inhibitors.removeValue(forKey: key)
+                continue
+            }
+            return "inhibit rule \(index + 1)" + (rule.equal.isEmpty ? "" : " (equal \(rule.equal.joined(separator: ", ")))")
+        }
+        return nil
+    }
+
+    static func decideDedupAndReplace(
         for event: ResolvedEvent, sink: String, window: Duration?, capabilities: SinkCapabilities, now: Date,
         state: inout RouterState, maxEntries: Int
     ) -> PolicyDecision {

@@ -111,11 +111,15 @@ extension NotificationRouter {
             } else {
                 let decision = (try? store.withState { state in
                     var copy = state
-                    return PolicyDecision.decide(for: event, sink: target.sinkName, window: target.route?.dedupWindow,
+                    return PolicyDecision.decide(for: event, sink: target.sinkName, route: target.route, routeKey: target.label,
+                                                 inhibitRules: configuration.inhibitRules,
                                                  capabilities: instance.sink.capabilities, now: clock.now(), state: &copy,
                                                  maxEntries: configuration.state.maxEntries)
                 }) ?? PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false)
                 outcome.status = decision.suppressed.map { .suppressed($0) } ?? .planned(decision.intent)
+                if let summary = decision.summary {
+                    outcome.notes.append("would deliver first: a summary of \(summary.held) events held \(summary.why)")
+                }
             }
             report.outcomes.append(outcome)
         }

@@ -34,12 +34,65 @@ public struct RouterState: Codable, Hashable, Sendable {
         }
     }
 
+    /// Events held back by a rate limit or quiet hours, to be summarised later.
+    public struct HeldRecord: Codable, Hashable, Sendable {
+        /// When the current rate period began (rate limits only).
+        public var periodStart: Date
+        /// Events let through in the current period (rate limits only).
+        public var sent: Int
+        public var held: Int
+        /// Held events by source (or app), for the summary.
+        public var sources: [String: Int]
+        public var highest: Level
+
+        public init(periodStart: Date, sent: Int = 0, held: Int = 0, sources: [String: Int] = [:], highest: Level = .debug) {
+            self.periodStart = periodStart
+            self.sent = sent
+            self.held = held
+            self.sources = sources
+            self.highest = highest
+        }
+
+        mutating func hold(_ event: ResolvedEvent) {
+            held += 1
+            sources[event.source ?? event.app, default: 0] += 1
+            if event.level > highest { highest = event.level }
+        }
+    }
+
+    /// A source event of an inhibition rule that is still active.
+    public struct InhibitorRecord: Codable, Hashable, Sendable {
+        public var rule: Int
+        public var signature: String
+        public var expires: Date
+        public var replaceKey: String?
+        public var dedupKey: String
+    }
+
     /// Keyed by sink name and dedup key.
     public var dedup: [String: DedupRecord] = [:]
     /// Keyed by sink name and replace key.
     public var handles: [String: HandleRecord] = [:]
+    /// Rate-limit periods, keyed by route and sink.
+    public var rates: [String: HeldRecord] = [:]
+    /// Events held in quiet hours, keyed by route and sink.
+    public var quiet: [String: HeldRecord] = [:]
+    /// Active inhibiting events, keyed by rule and signature.
+    public var inhibitors: [String: InhibitorRecord] = [:]
 
     public init() {}
+
+    private enum CodingKeys: String, CodingKey { case dedup, handles, rates, quiet, inhibitors }
+
+    /// Tolerates state files written before a map existed.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        dedup = try container.decodeIfPresent([String: DedupRecord].self, forKey: .dedup) ?? [:]
+        handles = try container.decodeIfPresent([String: HandleRecord].self, forKey: .handles) ?? [:]
+        rates = try container.decodeIfPresent([String: HeldRecord].self, forKey: .rates) ?? [:]
+        quiet = try container.decodeIfPresent([String: HeldRecord].self, forKey: .quiet) ?? [:]
+        inhibitors = try container.decodeIfPresent([String: InhibitorRecord].self, forKey: .inhibitors) ?? [:]
+    }
 
     static func key(sink: String, _ key: String) -> String { "\(sink)\u{1E}\(key)" }
 
