@@ -1,3 +1,4 @@
+import Foundation
 import NotifyRoute
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
           desk: { kind: recording }
           journal: { kind: recording }
           tty: { kind: recording }
-          pager: { kind: recording, deadline: 50ms }
+          pager: { kind: recording }
         routes:
           - match: { level: ">=error" }
             to: [pager, desk]
@@ -79,7 +80,8 @@ import Testing
     }
 
     @Test func aHungSinkTimesOutAtItsDeadlineAndFailsOver() async throws {
-        let fixture = try RouterFixture(Self.yaml)
+        let fixture = try RouterFixture(Self.yaml.replacingOccurrences(
+            of: "pager: { kind: recording }", with: "pager: { kind: recording, deadline: 200ms }"))
         fixture.recorder("pager").setBehavior(.hang)
         let started = ContinuousClock.now
         let report = try await fixture.send("t") { $0.level = .error }
