@@ -197,6 +197,21 @@ struct DesktopSinkBusTests {
         }
     }
 
+    @Test func aDaemonTheBusStartsOnDemandIsStarted() async throws {
+        let bus = try DBusMockDaemon.startActivatable()
+        defer { bus.shutdown() }
+        await #expect(processExitsWith: .success) { [address = bus.busAddress as String] in
+            Child.useBus(address)
+            await Child.reportingErrors {
+                // python-dbusmock takes a while to start; a real daemon (dunst, mako) far less.
+                let sink = DesktopSink(configuration: .init(probeTimeout: .seconds(3)))
+                #expect(await sink.availability() == .available)
+                _ = try await sink.deliver(SinkDelivery(event: ResolvedEvent(title: "started on demand"), sinkName: "desktop"))
+            }
+        }
+        #expect(try bus.notifyCalls().map(\.summary) == ["started on demand"])
+    }
+
     @Test func noDaemonOnTheBusIsReportedWithTheReason() async throws {
         let bus = try DBusMockDaemon.start(withDaemon: false)
         defer { bus.shutdown() }

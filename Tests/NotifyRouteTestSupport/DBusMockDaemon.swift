@@ -53,6 +53,42 @@ public final class DBusMockDaemon {
         return mock
     }
 
+    /// Starts a bus that starts the notification daemon itself on first use (D-Bus
+    /// activation, as dunst and mako are on many desktops); nothing runs until then.
+    public static func startActivatable() throws -> DBusMockDaemon {
+        if let missing = missingComponents { throw Failure(message: "desktop test components: \(missing)") }
+        let directory = try TestEnvironment.temporaryDirectory("notify-route-bus")
+        let services = directory.appendingPathComponent("services")
+        try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
+        try """
+            [D-BUS Service]
+            Name=org.freedesktop.Notifications
+            Exec=/usr/bin/python3 -m dbusmock --template notification_daemon
+
+            """.write(to: services.appendingPathComponent("org.freedesktop.Notifications.service"), atomically: true, encoding: .utf8)
+        let config = directory.appendingPathComponent("session.conf")
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:tmpdir=\(directory.path)</listen>
+              <auth>EXTERNAL</auth>
+              <servicedir>\(services.path)</servicedir>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let mock = try DBusMockDaemon(bus: startBus(["--config-file=\(config.path)"]))
+        mock.cleanup = directory
+        return mock
+    }
+
+    private var cleanup: URL?
+
     private init(bus: (Process, String)) throws {
         self.bus = bus.0
         self.busAddress = bus.1
@@ -60,10 +96,10 @@ public final class DBusMockDaemon {
 
     deinit { shutdown() }
 
-    private static func startBus() throws -> (Process, String) {
+    private static func startBus(_ configuration: [String] = ["--session"]) throws -> (Process, String) {
         let process = Process()
         process.executableURL = ProcessRunner.which("dbus-daemon")
-        process.arguments = ["--session", "--nofork", "--nopidfile", "--print-address=1"]
+        process.arguments = configuration + ["--nofork", "--nopidfile", "--print-address=1"]
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -113,11 +149,26 @@ public final class DBusMockDaemon {
             daemon.waitUntilExit()
         }
         daemon = nil
+        if let pid = try? activatedDaemonPID() { kill(pid, SIGKILL) }  // started by the bus, not by us
         if bus.isRunning {
             // SIGKILL: a child spawned from a test process can inherit a mask that blocks SIGTERM.
             kill(bus.processIdentifier, SIGKILL)
             bus.waitUntilExit()
         }
+        if let cleanup { try? FileManager.default.removeItem(at: cleanup) }
+        cleanup = nil
+    }
+
+    /// The process id of a daemon the bus started on demand, from the bus itself.
+    private func activatedDaemonPID() throws -> Int32? {
+        guard cleanup != nil, bus.isRunning else { return nil }
+        let result = try gdbus([
+            "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+            "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "org.freedesktop.Notifications",
+        ])
+        guard result.status == 0 else { return nil }
+        // "(uint32 12345,)"
+        return Int32(result.standardOutput.filter(\.isNumber))
     }
 
     // MARK: Reading back and acting as the user

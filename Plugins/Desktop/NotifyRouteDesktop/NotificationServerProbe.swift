@@ -16,7 +16,9 @@ struct NotificationServer: Hashable, Sendable {
 ///
 /// libnotify calls with GDBus's default 25 s timeout and auto-start; these calls use
 /// `G_DBUS_CALL_FLAGS_NO_AUTO_START` and a timeout of at most 500 ms, so no bus, no
-/// daemon and a hung daemon are told apart and reported within a second.
+/// daemon and a hung daemon are told apart and reported within a second. A daemon the
+/// bus starts on demand is started only when the bus says it can (its name is
+/// activatable), within the same budget.
 /// Every function here must run on the ``GLibLoopThread``.
 enum NotificationServerProbe {
     static let busName = "org.freedesktop.Notifications"
@@ -27,7 +29,15 @@ enum NotificationServerProbe {
     static func probe(timeout: Duration) throws(SinkError) -> NotificationServer {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         let connection = try SessionBusConnection.get()
-        let info = try call(connection, "GetServerInformation", nr_variant_new_unit(), reply: "(ssss)", timeout: timeout)
+        let info: OpaquePointer
+        do {
+            info = try call(connection, "GetServerInformation", nr_variant_new_unit(), reply: "(ssss)", timeout: timeout)
+        } catch let error where error.kind == .unavailable && isActivatable(connection, timeout: deadline - .now) {
+            // Started on demand by D-Bus (dunst, mako, notification-daemon): let the bus
+            // start it, within what is left of the same budget.
+            info = try call(connection, "GetServerInformation", nr_variant_new_unit(), reply: "(ssss)",
+                            timeout: max(.milliseconds(1), deadline - .now), budget: timeout, autoStart: true)
+        }
         defer { g_variant_unref(info) }
         let strings = (0..<4).map { index in
             let child = g_variant_get_child_value(info, gsize(index))
@@ -56,15 +66,38 @@ enum NotificationServerProbe {
         g_variant_unref(reply)
     }
 
+    /// Whether the bus can start a notification daemon on demand (a `.service` file).
+    private static func isActivatable(_ connection: OpaquePointer, timeout: Duration) -> Bool {
+        guard timeout > .zero else { return false }
+        var error: UnsafeMutablePointer<GError>?
+        guard let reply = g_dbus_connection_call_sync(
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ListActivatableNames",
+            nr_variant_new_unit(), nr_variant_type("(as)"), G_DBUS_CALL_FLAGS_NONE,
+            Int32(clamping: max(1, DurationParser.milliseconds(timeout))), nil, &error)
+        else {
+            if let error { g_error_free(error) }
+            return false
+        }
+        defer { g_variant_unref(reply) }
+        let list = g_variant_get_child_value(reply, 0)
+        defer { g_variant_unref(list) }
+        for index in 0..<g_variant_n_children(list) {
+            let child = g_variant_get_child_value(list, index)
+            defer { g_variant_unref(child) }
+            if String(cString: g_variant_get_string(child, nil)) == busName { return true }
+        }
+        return false
+    }
+
     private static func call(
         _ connection: OpaquePointer, _ method: String, _ arguments: OpaquePointer?, reply: String, timeout: Duration,
-        budget: Duration? = nil
+        budget: Duration? = nil, autoStart: Bool = false
     ) throws(SinkError) -> OpaquePointer {
         var error: UnsafeMutablePointer<GError>?
         let milliseconds = Int32(clamping: max(1, DurationParser.milliseconds(timeout)))
         guard let result = g_dbus_connection_call_sync(
             connection, busName, objectPath, interface, method, arguments, nr_variant_type(reply),
-            G_DBUS_CALL_FLAGS_NO_AUTO_START, milliseconds, nil, &error)
+            autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START, milliseconds, nil, &error)
         else {
             // Name the whole budget in messages ("within 500ms"), not what was left of it.
             throw failure(error, method: method, timeout: budget ?? timeout)
