@@ -71,7 +71,8 @@ extension BannerTerminalTests {
         _ = try await sink.deliver(SinkDelivery(event: event("First", body: "two rows", ms: 2_000), sinkName: "tty"))
         _ = try await screen(session) { $0.contains("First") }
         // A different event, no replace key: it takes the banner's place and its height.
-        _ = try await sink.deliver(SinkDelivery(event: event("Second", level: .error, ms: 300), sinkName: "tty"))
+        // Long enough to be on screen when it is read back on a loaded machine.
+        _ = try await sink.deliver(SinkDelivery(event: event("Second", level: .error, ms: 1_500), sinkName: "tty"))
         let rows = try await screen(session) { $0.contains("Second") }.rows
         #expect(Array(rows[0...5]) == [" ✖ Second"] + earlierOutput)
         await sink.finish()
@@ -82,17 +83,18 @@ extension BannerTerminalTests {
         let (session, tty, before) = try pane()
         let sink = sink(tty, policy: .queue)
         let started = ContinuousClock.now
-        let first = try await sink.deliver(SinkDelivery(event: event("One", ms: 400), sinkName: "tty"))
-        let second = try await sink.deliver(SinkDelivery(event: event("Two", ms: 400), sinkName: "tty"))
+        // Lifetimes long enough that a loaded machine still sees each banner in turn.
+        let first = try await sink.deliver(SinkDelivery(event: event("One", ms: 1_500), sinkName: "tty"))
+        let second = try await sink.deliver(SinkDelivery(event: event("Two", ms: 1_500), sinkName: "tty"))
         #expect(first.disposition == .delivered)
         #expect(second.disposition == .queued("waiting behind 1 banner(s)"), "\(first.notes) \(second.notes)")
         let one = try await screen(session) { $0.contains("One") }.rows[0]
         #expect(one.hasPrefix(" ℹ One") && one.hasSuffix("+1 waiting"))
         let two = try await screen(session) { $0.contains("Two") }.rows
         #expect(two[0] == " ℹ Two" && two[1] == "line 1")
-        #expect(ContinuousClock.now - started >= .milliseconds(400))
+        #expect(ContinuousClock.now - started >= .milliseconds(1_500))
         await sink.finish()
-        #expect(ContinuousClock.now - started >= .milliseconds(800))
+        #expect(ContinuousClock.now - started >= .milliseconds(3_000))
         #expect(try session.capture(attributes: true) == before)
     }
 

@@ -34,7 +34,7 @@ import Testing
         let path = try directory()
         let registry = try SinkRegistry([SinkPlugin(kind: "recording", summary: "") { _ in RecordingSink() }])
         let config = try RouterConfiguration.load(
-            yaml: "sinks: { out: { kind: recording } }\nroutes: [ { to: [out], dedup: { window: 1m } } ]\n", file: "t.yaml",
+            yaml: "defaults: { deadline: 60s }\nsinks: { out: { kind: recording } }\nroutes: [ { to: [out], dedup: { window: 1m } } ]\n", file: "t.yaml",
             registry: registry)
         let clock = ManualClock()
         func router() throws -> NotificationRouter {
