@@ -52,55 +52,132 @@ public struct ProcessResult: Sendable {
 }
 
 /// Runs executables (never through a shell) with a time limit.
+///
+/// Children are started with `posix_spawn` and a clean signal mask and dispositions:
+/// threads of the test process (Dispatch's, the cooperative pool's) block signals, and
+/// Foundation's `Process` passes that mask on, so a child shell would wait forever for
+/// a SIGCHLD it cannot receive, and a daemon would ignore SIGTERM.
 public enum ProcessRunner {
     public static func run(
         _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil,
         timeLimit: Duration = .seconds(30), discardOutput: Bool = false
     ) throws -> ProcessResult {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         if let environment { env.merge(environment) { _, new in new } }
         // Tests must never read the developer's own config.
         if env["NOTIFY_ROUTE_CONFIG"] == nil { env["XDG_CONFIG_HOME"] = env["XDG_CONFIG_HOME"] ?? "/nonexistent-notify-route-test" }
-        process.environment = env
-        let outPipe = Pipe(), errPipe = Pipe(), inPipe = Pipe()
-        // A daemon the child starts (tmux's server) would hold captured pipes open forever.
-        process.standardOutput = discardOutput ? FileHandle.nullDevice : outPipe
-        process.standardError = discardOutput ? FileHandle.nullDevice : errPipe
-        process.standardInput = inPipe
-        let started = ContinuousClock.now
-        try process.run()
-        if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
-        try? inPipe.fileHandleForWriting.close()
 
-        // Read both pipes concurrently so a chatty child never blocks on a full pipe.
+        var inPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
+        // pipe2 is not imported from Glibc; set close-on-exec right after, so children spawned
+        // concurrently by other tests do not keep these pipes open.
+        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0, pipe(&errPipe) == 0 else {
+            throw SpawnError(description: "pipe: \(String(cString: strerror(errno)))")
+        }
+        for fd in inPipe + outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, inPipe[0], STDIN_FILENO)
+        if discardOutput {
+            // A daemon the child starts (tmux's server) would hold captured pipes open forever.
+            posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, outPipe[1], STDOUT_FILENO)
+            posix_spawn_file_actions_adddup2(&actions, errPipe[1], STDERR_FILENO)
+        }
+        let pid = try spawn(executable.path, arguments, environment: env, actions: &actions)
+        for fd in [inPipe[0], outPipe[1], errPipe[1]] { close(fd) }
+        let started = ContinuousClock.now
+
+        // Feed and drain on threads of their own, so a chatty child never blocks on a full pipe.
         let outData = LockedData(), errData = LockedData()
         let group = DispatchGroup()
-        for (handle, sink) in discardOutput ? [] : [(outPipe.fileHandleForReading, outData), (errPipe.fileHandleForReading, errData)] {
+        for (fd, sink) in [(outPipe[0], outData), (errPipe[0], errData)] {
             group.enter()
-            DispatchQueue.global().async {
-                sink.set(handle.readDataToEndOfFile())
+            Thread.detachNewThread {
+                sink.set(readAll(fd))
+                close(fd)
                 group.leave()
             }
         }
+        let stdinFD = inPipe[1]
+        let bytes = Array((input ?? "").utf8)
+        Thread.detachNewThread {
+            bytes.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = write(stdinFD, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written <= 0 { break }
+                    offset += written
+                }
+            }
+            close(stdinFD)
+        }
+
+        var status: Int32 = 0
         var timedOut = false
-        let deadline = DispatchTime.now() + .milliseconds(Int(timeLimit.components.seconds) * 1000 + Int(timeLimit.components.attoseconds / 1_000_000_000_000_000))
-        while process.isRunning {
-            if DispatchTime.now() > deadline {
+        let deadline = started + timeLimit
+        while true {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid { break }
+            if result < 0 && errno != EINTR { break }
+            if ContinuousClock.now > deadline {
                 timedOut = true
-                kill(process.processIdentifier, SIGKILL)
+                kill(pid, SIGKILL)
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
                 break
             }
-            usleep(2_000)
+            usleep(1_000)
         }
-        process.waitUntilExit()
-        group.wait()
+        let duration = ContinuousClock.now - started
+        // A grandchild that kept our pipes open must not hang the test: give readers 2s.
+        _ = group.wait(timeout: .now() + 2)
+        let exitStatus: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         return ProcessResult(
-            status: process.terminationStatus, standardOutput: String(decoding: outData.get(), as: UTF8.self),
-            standardError: String(decoding: errData.get(), as: UTF8.self), duration: ContinuousClock.now - started,
-            timedOut: timedOut)
+            status: exitStatus, standardOutput: String(decoding: outData.get(), as: UTF8.self),
+            standardError: String(decoding: errData.get(), as: UTF8.self), duration: duration, timedOut: timedOut)
+    }
+
+    /// `posix_spawn` with every signal unblocked and at its default disposition.
+    public static func spawn(
+        _ path: String, _ arguments: [String], environment: [String: String], actions: inout posix_spawn_file_actions_t
+    ) throws -> pid_t {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t(), all = sigset_t()
+        sigemptyset(&empty)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        guard result == 0 else { throw SpawnError(description: "cannot start \(path): \(String(cString: strerror(result)))") }
+        return pid
+    }
+
+    public struct SpawnError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    private static func readAll(_ fd: Int32) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            data.append(contentsOf: buffer[..<count])
+        }
+        return data
     }
 
     /// Runs the built `notify-route` with `arguments`.
