@@ -12,12 +12,16 @@ let package = Package(
         .library(name: "NotifyRouteTerminal", targets: ["NotifyRouteTerminal"]),
         .library(name: "NotifyRouteDesktop", targets: ["NotifyRouteDesktop"]),
         .library(name: "NotifyRouteJournal", targets: ["NotifyRouteJournal"]),
+        .library(name: "NotifyRouteExec", targets: ["NotifyRouteExec"]),
+        .library(name: "NotifyRouteLogging", targets: ["NotifyRouteLogging"]),
         .executable(name: "notify-route", targets: ["notify-route"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // Only for `swift package generate-documentation`; it adds no code to any target.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // MARK: Core: no system C library, no knowledge of any sink.
@@ -58,6 +62,18 @@ let package = Package(
             path: "Plugins/Journal/NotifyRouteJournal"
         ),
 
+        .target(
+            name: "NotifyRouteExec",
+            dependencies: ["NotifyRoute"],
+            path: "Plugins/Exec/NotifyRouteExec"
+        ),
+
+        // MARK: swift-log bridge: log records at or above a level become events.
+        .target(
+            name: "NotifyRouteLogging",
+            dependencies: ["NotifyRoute", .product(name: "Logging", package: "swift-log")]
+        ),
+
         // MARK: CLI: wires the built-in plugins by an explicit list.
         .executableTarget(
             name: "notify-route",
@@ -66,6 +82,7 @@ let package = Package(
                 "NotifyRouteTerminal",
                 "NotifyRouteDesktop",
                 "NotifyRouteJournal",
+                "NotifyRouteExec",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             resources: [.embedInCode("Resources/notify-route.yaml")]
@@ -81,6 +98,8 @@ let package = Package(
         .testTarget(name: "NotifyRouteTerminalTests", dependencies: ["NotifyRouteTerminal", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteDesktopTests", dependencies: ["NotifyRouteDesktop", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteJournalTests", dependencies: ["NotifyRouteJournal", "NotifyRouteTestSupport"]),
+        .testTarget(name: "NotifyRouteExecTests", dependencies: ["NotifyRouteExec", "NotifyRouteTestSupport"]),
+        .testTarget(name: "NotifyRouteLoggingTests", dependencies: ["NotifyRouteLogging", "NotifyRouteTestSupport"]),
         .testTarget(
             name: "NotifyRouteCLITests",
             dependencies: ["notify-route", "NotifyRouteTestSupport"],

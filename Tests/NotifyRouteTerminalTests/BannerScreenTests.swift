@@ -163,11 +163,14 @@ extension BannerTerminalTests {
 
     @Test func waitPrintsHowTheBannerWent() throws {
         let fixture = try BannerFixture()
-        _ = try TmuxSession(command: try fixture.script("""
+        // Kept alive to the end: its deinit kills the tmux server, and the command with it.
+        let session = try TmuxSession(command: try fixture.script("""
             "$B" send --config "$C" --wait -t 300ms Hello > "$D/out"
             echo $? > "$D/status"
             """))
-        #expect(fixture.waitForFile("status") == "0")
+        withExtendedLifetime(session) {
+            #expect(fixture.waitForFile("status") == "0")
+        }
         #expect(try String(contentsOf: fixture.url("out"), encoding: .utf8) == "expired\n")
     }
 

@@ -8,7 +8,8 @@ public struct SinkCapabilities: Hashable, Sendable {
     public var canClose: Bool
     /// Can show action buttons and report which was chosen.
     public var supportsActions: Bool
-    /// Interprets markup in the body (the router escapes accordingly).
+    /// Interprets markup in the body. The router passes text as it is; a sink that
+    /// interprets markup escapes the body itself (as the desktop sink does).
     public var supportsMarkup: Bool
     /// Reports dismissals and actions through ``NotificationSink/interactions()``.
     public var reportsInteractions: Bool

@@ -1,0 +1,2 @@
+// The swift-log bridge (issue 7) lands here.
+import NotifyRoute
