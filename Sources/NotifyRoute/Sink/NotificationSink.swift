@@ -38,6 +38,12 @@ public protocol NotificationSink: Sendable {
     func close(_ request: SinkCloseRequest) async throws -> SinkReceipt
 
     /// What users did with notifications (actions, dismissals), for sinks that can tell.
+    ///
+    /// Each call must return a new stream that receives every interaction from then on
+    /// (a multicast, as the desktop and terminal sinks do): an `AsyncStream` hands each
+    /// element to one consumer only, and the router subscribes once per consumer
+    /// (``NotificationRouter/firstInteraction(with:)``, ``NotificationRouter/interactions()``).
+    /// End a subscription in the stream's `onTermination`.
     func interactions() -> AsyncStream<SinkInteraction>?
 
     /// Called before a short-lived process exits: returns when what the sink shows has
