@@ -87,8 +87,10 @@ public final class NotificationRouter: Sendable {
 
     /// Sends one event through the whole pipeline and reports what every sink did.
     ///
-    /// - Parameter sinkNames: deliver to these sinks only, bypassing rules' routes
-    ///   (rules still apply). Unknown names are reported as unavailable.
+    /// - Parameters:
+    ///   - event: what to send; values left `nil` are filled by the cascade.
+    ///   - sinkNames: deliver to these sinks only, bypassing rules' routes
+    ///     (rules still apply). Unknown names are reported as unavailable.
     /// - Throws: ``EventError`` when the event itself is unusable (an empty title).
     @discardableResult
     public func send(_ event: NotificationEvent, only sinkNames: [String]? = nil) async throws(EventError) -> DeliveryReport {
@@ -102,7 +104,7 @@ public final class NotificationRouter: Sendable {
         // Wave 1: every target at once. Wave 2: failover sinks of the routes whose sinks failed.
         report.outcomes = await deliver(plan.targets, plan: plan, failoverFor: [:])
         var failover: [String: [String]] = [:]  // failover sink -> the sinks it stands in for
-        var order: [String] = []
+        var targets: [RoutingPlan.Target] = []  // in order, each under the route of the first sink it stands in for
         for (target, outcome) in zip(plan.targets, report.outcomes) {
             guard let route = target.route, !route.failover.isEmpty else { continue }
             switch outcome.status {
@@ -110,16 +112,11 @@ public final class NotificationRouter: Sendable {
             default: continue
             }
             for name in route.failover where !plan.targets.contains(where: { $0.sinkName == name }) {
-                if failover[name] == nil { order.append(name) }
+                if failover[name] == nil { targets.append(RoutingPlan.Target(sinkName: name, label: target.label, route: route)) }
                 failover[name, default: []].append(target.sinkName)
             }
         }
-        if !order.isEmpty {
-            let targets = order.map { name in
-                RoutingPlan.Target(
-                    sinkName: name, label: plan.targets.first { failover[name]!.contains($0.sinkName) }!.label,
-                    route: plan.targets.first { failover[name]!.contains($0.sinkName) }!.route)
-            }
+        if !targets.isEmpty {
             report.outcomes += await deliver(targets, plan: plan, failoverFor: failover)
         }
         for outcome in report.outcomes {
