@@ -10,7 +10,7 @@ struct NotifyRouteCommand: AsyncParsableCommand {
             65 bad event data, 69 no sink available, 78 config error.
             """,
         version: NotifyRouteVersion.current,
-        subcommands: [Send.self, Close.self, Explain.self, ConfigCommand.self, Sinks.self],
+        subcommands: [Send.self, Close.self, Run.self, Ingest.self, Explain.self, ConfigCommand.self, Sinks.self],
         defaultSubcommand: nil
     )
 }

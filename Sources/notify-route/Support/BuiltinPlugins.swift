@@ -1,5 +1,6 @@
 import NotifyRoute
 import NotifyRouteDesktop
+import NotifyRouteExec
 import NotifyRouteJournal
 import NotifyRouteTerminal
 
@@ -10,6 +11,7 @@ enum BuiltinPlugins {
         TerminalSink.plugin,
         DesktopSink.plugin,
         JournalSink.plugin,
+        ExecSink.plugin,
     ]
 
     static func registry() throws -> SinkRegistry {

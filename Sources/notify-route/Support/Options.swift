@@ -10,8 +10,8 @@ struct GlobalOptions: ParsableArguments {
     var verbose = false
 }
 
-/// The event options shared by `send` and `explain` (and later `run`).
-struct EventOptions: ParsableArguments {
+/// The event flags shared by `send`, `explain` and `run`: everything but the title and body.
+struct EventFlags: ParsableArguments {
     @Option(name: .shortAndLong, help: "The level.")
     var level: Level?
 
@@ -48,12 +48,6 @@ struct EventOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Send to this sink only, bypassing routes; repeat for more.", valueName: "NAME"))
     var sink: [String] = []
 
-    @Argument(help: "The title: one line.")
-    var title: String
-
-    @Argument(help: "The body; - reads it from standard input.")
-    var body: String?
-
     func validate() throws {
         if let timeout {
             do { _ = try NotificationTimeout(parsing: timeout) } catch {
@@ -68,24 +62,42 @@ struct EventOptions: ParsableArguments {
         }
     }
 
-    /// The event these options describe. Reads standard input for a body of `-`.
-    func makeEvent() -> NotificationEvent {
-        var event = NotificationEvent(title: title)
-        event.body = body == "-" ? StandardInput.readAll() : body
-        event.level = level
-        event.timeout = timeout.flatMap { try? NotificationTimeout(parsing: $0) }
-        event.app = app
-        event.source = source
-        event.tags = Set(tags)
-        event.dedupKey = dedupKey
-        event.replaceKey = replaceKey
-        event.icon = icon
-        event.category = category
-        event.actions = actions.compactMap(NotificationAction.init(parsing:))
+    /// Sets what these flags say on `event`; fields given here are added to its own.
+    func apply(to event: inout NotificationEvent) {
+        if let level { event.level = level }
+        if let timeout { event.timeout = try? NotificationTimeout(parsing: timeout) }
+        if let app { event.app = app }
+        if let source { event.source = source }
+        event.tags.formUnion(tags)
+        if let dedupKey { event.dedupKey = dedupKey }
+        if let replaceKey { event.replaceKey = replaceKey }
+        if let icon { event.icon = icon }
+        if let category { event.category = category }
+        event.actions += actions.compactMap(NotificationAction.init(parsing:))
         for field in fields {
             let parts = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             event.fields[String(parts[0])] = String(parts[1])
         }
+    }
+}
+
+/// The event options of `send` and `explain`: the flags, a title and a body.
+struct EventOptions: ParsableArguments {
+    @OptionGroup var flags: EventFlags
+
+    @Argument(help: "The title: one line.")
+    var title: String
+
+    @Argument(help: "The body; - reads it from standard input.")
+    var body: String?
+
+    var sink: [String] { flags.sink }
+
+    /// The event these options describe. Reads standard input for a body of `-`.
+    func makeEvent() -> NotificationEvent {
+        var event = NotificationEvent(title: title)
+        event.body = body == "-" ? StandardInput.readAll() : body
+        flags.apply(to: &event)
         return event
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import NotifyRoute
+import NotifyRouteExec
 
 /// Finds the config, loads it and builds the router; config problems become exit 78
 /// with file:line:column on stderr, before anything is sent.
@@ -39,11 +40,37 @@ enum RouterLoader {
 
     static func router(from source: ConfigSource, store: any RouterStateStore) throws -> NotificationRouter {
         do {
-            let registry = try BuiltinPlugins.registry()
-            let configuration = try RouterConfiguration.load(yaml: source.text, file: source.origin, registry: registry)
+            let node = try ConfigNode.parse(yaml: source.text, file: source.origin)
+            let (registry, discovered) = PluginDiscovery.registry(
+                for: node, adding: try BuiltinPlugins.registry(), path: ProcessInfo.processInfo.environment["PATH"])
+            let configuration = try configuration(node, origin: source.origin, registry: registry)
+            try checkTrust(configuration, source: source, discovered: discovered)
             return try NotificationRouter(configuration: configuration, registry: registry, store: store, clock: clock())
         } catch let error as ConfigError {
             throw configFailure(error)
+        }
+    }
+
+    static func configuration(_ node: ConfigNode, origin: String, registry: SinkRegistry) throws(ConfigError) -> RouterConfiguration {
+        do {
+            return try RouterConfiguration.load(node: node, origin: origin, registry: registry)
+        } catch {
+            var error = error
+            if error.message.hasPrefix("unknown sink kind") {
+                error.message += "; an external plugin would be an executable named notify-route-sink-KIND on PATH"
+            }
+            throw error
+        }
+    }
+
+    /// External programs are run only from a config only its owner can change (``ConfigTrust``).
+    static func checkTrust(_ configuration: RouterConfiguration, source: ConfigSource, discovered: Set<String>) throws(ConfigError) {
+        guard source.origin != ConfigSource.embeddedOrigin else { return }
+        for sink in configuration.sinks where sink.kind == ExecSink.plugin.kind || discovered.contains(sink.kind) {
+            let program = sink.kind == ExecSink.plugin.kind
+                ? ((try? sink.options.stringList("command"))??.first ?? "?")
+                : ExecSink.executableName(forKind: sink.kind)
+            try ConfigTrust.check(path: source.origin, externalSink: sink, program: program)
         }
     }
 

@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import NotifyRoute
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a command, then notify: success with its duration, or error with its status and the end of its stderr.",
+        discussion: """
+            The command runs directly (argv, PATH lookup, never a shell); its stdin and stdout are ours, \
+            its stderr passes through and its last lines become the body of a failure. SIGINT, SIGTERM, \
+            SIGHUP and SIGQUIT are forwarded to it.
+
+            Exit status: the command's own (128+N when a signal N ended it; 127 when it was not found, 126 \
+            when it could not be executed), never the notification's: a delivery problem is printed on \
+            stderr. A config error exits 78 before the command starts.
+
+            Example: notify-route run -s backup -- restic backup /home
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var event: EventFlags
+
+    @Option(name: .long, help: ArgumentHelp("What the title calls the command (default: the command line).", valueName: "NAME"))
+    var name: String?
+
+    @Flag(name: .long, help: "Leave the command's stderr alone (for example a terminal it draws progress on); a failure then has no body.")
+    var noCapture = false
+
+    @Flag(name: .long, help: "Send nothing when the command succeeds.")
+    var failuresOnly = false
+
+    @Flag(name: .long, help: "Exit as soon as the event is handed over, without waiting for banners to time out or queues to drain.")
+    var noWait = false
+
+    @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "CMD"))
+    var command: [String] = []
+
+    func validate() throws {
+        guard !command.isEmpty else {
+            throw ValidationError("expected a command after --, for example: notify-route run -- make test")
+        }
+    }
+
+    func run() async throws {
+        // Load first: a broken config is reported (78) before the command runs, not after it.
+        let (router, _) = try RouterLoader.load(global, sharedState: true)
+        let sinks = try SinkSelection.validated(event.sink, router: router)
+
+        let started = ContinuousClock.now
+        let outcome = await execute()
+        let duration = ContinuousClock.now - started
+
+        if !(failuresOnly && outcome.status == 0) {
+            var notification = outcome.event(commandLine: CommandLineText.display(command), name: name, duration: duration)
+            event.apply(to: &notification)
+            if outcome.status == 0 { notification.level = .success }  // -l sets the level of a failure only
+            do {
+                let report = try await router.send(notification, only: sinks)
+                if global.verbose { Console.error(ReportPrinter.text(report)) } else { ReportPrinter.problems(report) }
+                if report.summary != .delivered && report.summary != .suppressed {
+                    Console.error("the notification was not delivered; the exit status stays the command's (\(outcome.status))")
+                }
+            } catch {
+                Console.error("bad event: \(error.description)")
+            }
+            if !noWait { await router.finish(within: .seconds(3600)) }
+        }
+        throw ExitCode(outcome.status)
+    }
+
+    /// Starts the command, passes its signals on, waits for it off the cooperative pool.
+    private func execute() async -> RunOutcome {
+        let path: String
+        do {
+            path = try CommandLauncher.resolve(command[0], path: ProcessInfo.processInfo.environment["PATH"])
+        } catch {
+            Console.error(error.status == 127 ? "\(command[0]): command not found (\(error.message))" : error.message)
+            return RunOutcome(status: error.status, launchFailure: error.message)
+        }
+        let tee: StderrTee?
+        do { tee = noCapture ? nil : try StderrTee() } catch {
+            Console.error("cannot capture stderr (\(error)); passing it through untouched")
+            tee = nil
+        }
+        SignalForwarder.prepare()
+        let pid: pid_t
+        do {
+            pid = try CommandLauncher.spawn(path, arguments: command, standardError: tee?.writeEnd)
+        } catch {
+            SignalForwarder.restoreDefaults()
+            Console.error(error.message)
+            return RunOutcome(status: error.status, launchFailure: error.message)
+        }
+        if let tee {
+            close(tee.writeEnd)
+            tee.start()
+        }
+        let forwarder = SignalForwarder(forwardingTo: pid)
+        let status = await Self.wait(for: pid)
+        forwarder.stop()
+        _ = tee?.waitForEnd(seconds: 0.5)
+        return RunOutcome(waitStatus: status, stderrTail: tee?.lastLines)
+    }
+
+    private static func wait(for pid: pid_t) async -> Int32 {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                continuation.resume(returning: status)
+            }
+        }
+    }
+}
