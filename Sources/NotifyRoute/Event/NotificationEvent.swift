@@ -9,7 +9,7 @@
 /// event.level = .success
 /// event.source = "backup"
 /// event.replaceKey = "backup-status"   // the next status replaces this one
-/// let report = await router.send(event)
+/// let report = try await router.send(event)
 /// ```
 public struct NotificationEvent: Hashable, Sendable {
     /// One line; newlines are folded into spaces when the event is normalised.

@@ -7,7 +7,7 @@ import Synchronization
 /// ```swift
 /// let recorder = RecordingSink()
 /// let router = try NotificationRouter(configuration: config, sinks: ["tty": recorder])
-/// await router.send(NotificationEvent(title: "hi"))
+/// try await router.send(NotificationEvent(title: "hi"))
 /// recorder.deliveries.map(\.event.title)  // ["hi"]
 /// ```
 public final class RecordingSink: NotificationSink {
