@@ -63,7 +63,7 @@ struct LogRecord: Sendable {
 }
 
 extension Level {
-    /// The notification level for a swift-log level: `trace` and `debug` are ``debug``;
+    /// The notification level for a swift-log level: `trace` and `debug` are `debug`;
     /// the others keep their names.
     public init(_ level: Logger.Level) {
         switch level {

@@ -2,7 +2,7 @@ import Logging
 import NotifyRoute
 import Synchronization
 
-/// Connects swift-log to a ``NotificationRouter``: makes the log handlers, buffers what
+/// Connects swift-log to a `NotificationRouter`: makes the log handlers, buffers what
 /// they hand over, and sends it from one task, ``run()``, so that logging never waits
 /// for a sink.
 ///
@@ -52,7 +52,7 @@ public final class NotificationLogBridge: Sendable {
         public var sent = 0
         /// Sent events that no sink delivered (all failed or were unavailable).
         public var undelivered = 0
-        /// Events the router refused (an ``EventError``).
+        /// Events the router refused (an `EventError`).
         public var rejected = 0
         /// Records dropped: the buffer was full, or the bridge had stopped.
         public var dropped = 0
@@ -94,6 +94,7 @@ public final class NotificationLogBridge: Sendable {
     @TaskLocal static var isDelivering = false
 
     /// - Parameters:
+    ///   - router: where the events go; its own loggers should not be bridged (see `ignoredLabelPrefixes`).
     ///   - capacity: records that may wait at once before new ones are dropped.
     ///   - ignoredLabelPrefixes: logger labels never sent (the router's own diagnostics).
     ///   - tags: added to every event, `log` by default.

@@ -17,12 +17,12 @@ import NotifyRoute
 /// ```
 ///
 /// Logging never waits for a sink: ``log(event:)`` hands the record to the bridge's
-/// bounded buffer and returns. The record becomes an event with the logger's label as
-/// ``NotificationEvent/app``, the record's source as ``NotificationEvent/source``, the
-/// first line of the message as the title and the rest as the body, the metadata
-/// (the handler's, the provider's, the record's; nested values flattened to `a.b` and
-/// `a.0`) as ``NotificationEvent/fields``, the record's error as the `error` field, and
-/// its file, function and line as the ``NotificationEvent/callSite``.
+/// bounded buffer and returns. The record becomes a `NotificationEvent` with the
+/// logger's label as `app`, the record's source as `source`, the first line of the
+/// message as the title and the rest as the body, the metadata (the handler's, the
+/// provider's, the record's; nested values flattened to `a.b` and `a.0`) as `fields`,
+/// the record's error as the `error` field, and its file, function and line as the
+/// `callSite`.
 public struct NotificationLogHandler: LogHandler {
     public let label: String
     /// Records below this level are never sent, whatever ``logLevel`` says.
