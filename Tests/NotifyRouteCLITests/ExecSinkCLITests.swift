@@ -1,0 +1,203 @@
+import Foundation
+import NotifyRouteTestSupport
+import Testing
+
+/// A config that sends to the example exec plugin (config/examples/notify-route-sink-example),
+/// which appends every request it gets to a log file: what the plugin saw can be read back.
+struct ExecFixture {
+    var directory: URL
+    var config: URL
+    var log: URL { directory.appendingPathComponent("plugin.log") }
+    var runtime: URL { directory.appendingPathComponent("runtime") }
+    var environment: [String: String] { ["NO_COLOR": "1", "XDG_RUNTIME_DIR": runtime.path] }
+
+    static var examplePlugin: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("config/examples/notify-route-sink-example")
+    }
+
+    /// `sinks:` holds `tty` (terminal) and `ex` (the example plugin, or `kind` when given);
+    /// every event goes to `ex` with `tty` as its failover.
+    init(kind: String? = nil, deadline: String = "10s", faults: Bool = false) throws {
+        directory = try TestEnvironment.temporaryDirectory("notify-route-exec")
+        chmod(directory.path, 0o755)
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("runtime"), withIntermediateDirectories: true)
+        chmod(directory.appendingPathComponent("runtime").path, 0o700)
+        config = directory.appendingPathComponent("config.yaml")
+        let plugin = kind.map { "kind: \($0)" } ?? "kind: exec\n    command: [\(Self.examplePlugin.path)]"
+        try """
+            sinks:
+              tty: { kind: terminal }
+              ex:
+                \(plugin)
+                env: { NOTIFY_ROUTE_EXAMPLE_LOG: \(directory.path)/plugin.log, NOTIFY_ROUTE_EXAMPLE_FAULTS: "\(faults ? 1 : 0)" }
+                deadline: \(deadline)
+            routes:
+              - to: [ex]
+                failover: [tty]
+            fallback: [tty]
+            """.write(to: config, atomically: true, encoding: .utf8)
+        chmod(config.path, 0o644)
+    }
+
+    /// The requests the plugin logged, in order.
+    func requests() throws -> [[String: Any]] {
+        guard FileManager.default.fileExists(atPath: log.path) else { return [] }
+        return try String(contentsOf: log, encoding: .utf8).split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    static func reports(_ output: String) throws -> [[String: Any]] {
+        try output.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    static func sink(_ report: [String: Any], _ name: String) -> [String: Any]? {
+        (report["sinks"] as? [[String: Any]])?.first { $0["sink"] as? String == name }
+    }
+}
+
+@Suite struct ExecSinkCLITests {
+    @Test func deliversThroughTheExamplePlugin() throws {
+        let fixture = try ExecFixture()
+        let result = try ProcessRunner.notifyRoute(
+            ["send", "--config", fixture.config.path, "--json", "-l", "warning", "-g", "ops", "-f", "DISK=/dev/sda", "-A", "ack=Acknowledge",
+             "Disk full", "92% used"],
+            environment: fixture.environment, timeLimit: .seconds(60))
+        #expect(result.status == 0, "\(result.standardError)")
+        let report = try #require(try ExecFixture.reports(result.standardOutput).first)
+        let sink = try #require(ExecFixture.sink(report, "ex"))
+        #expect(sink["status"] as? String == "delivered")
+        #expect(sink["kind"] as? String == "exec")
+        #expect(sink["handle"] as? String == "1")
+        #expect(ExecFixture.sink(report, "tty") == nil)  // no failover needed
+
+        let request = try #require(try fixture.requests().first)
+        #expect(request["type"] as? String == "deliver")
+        #expect(request["intent"] as? String == "show")
+        #expect(request["sink"] as? String == "ex")
+        let event = try #require(request["event"] as? [String: Any])
+        #expect(event["title"] as? String == "Disk full")
+        #expect(event["body"] as? String == "92% used")
+        #expect(event["level"] as? String == "warning")
+        #expect(event["timeout"] as? String == "8s")
+        #expect(event["tags"] as? [String] == ["ops"])
+        #expect(event["fields"] as? [String: String] == ["DISK": "/dev/sda"])
+        #expect((event["actions"] as? [[String: String]])?.first == ["id": "ack", "label": "Acknowledge"])
+        #expect(event["priority"] as? Int == 4)
+    }
+
+    @Test func aReplaceKeyReachesThePluginAsReplaceWithItsHandle() throws {
+        let fixture = try ExecFixture()
+        for title in ["Deploy started", "Deploy done"] {
+            let result = try ProcessRunner.notifyRoute(
+                ["send", "--config", fixture.config.path, "-r", "deploy", title], environment: fixture.environment, timeLimit: .seconds(60))
+            #expect(result.status == 0, "\(result.standardError)")
+        }
+        let requests = try fixture.requests()
+        #expect(requests.map { $0["intent"] as? String } == ["show", "replace"])
+        #expect(requests.last?["handle"] as? String == "1")
+    }
+
+    @Test func aPluginNamedOnPathIsFoundByItsKind() throws {
+        let fixture = try ExecFixture(kind: "demo")
+        let bin = fixture.directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            at: bin.appendingPathComponent("notify-route-sink-demo"), withDestinationURL: ExecFixture.examplePlugin)
+        var environment = fixture.environment
+        environment["PATH"] = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let result = try ProcessRunner.notifyRoute(
+            ["send", "--config", fixture.config.path, "--json", "Found on PATH"], environment: environment, timeLimit: .seconds(60))
+        #expect(result.status == 0, "\(result.standardError)")
+        let report = try #require(try ExecFixture.reports(result.standardOutput).first)
+        #expect(ExecFixture.sink(report, "ex")?["status"] as? String == "delivered")
+        #expect(ExecFixture.sink(report, "ex")?["kind"] as? String == "demo")
+        #expect((try fixture.requests().first?["event"] as? [String: Any])?["title"] as? String == "Found on PATH")
+
+        // Without it on PATH the kind is unknown: a config error that says where a plugin would come from.
+        let missing = try ProcessRunner.notifyRoute(["send", "--config", fixture.config.path, "x"], environment: fixture.environment)
+        #expect(missing.status == 78)
+        #expect(missing.standardError.contains("unknown sink kind \"demo\""))
+        #expect(missing.standardError.contains("notify-route-sink-KIND on PATH"))
+    }
+
+    @Test func aPluginThatDiesFailsThatDeliveryAndIsRestartedForTheNext() throws {
+        let fixture = try ExecFixture(faults: true)
+        let result = try ProcessRunner.notifyRoute(
+            ["ingest", "--config", fixture.config.path, "--json"], environment: fixture.environment,
+            input: "{\"title\":\"one\"}\n{\"title\":\"example: die\"}\n{\"title\":\"three\"}\n", timeLimit: .seconds(60))
+        #expect(result.status == 0, "\(result.standardError)")  // the failover delivered the second
+        let reports = try ExecFixture.reports(result.standardOutput)
+        #expect(reports.count == 3)
+        #expect(reports.map { ExecFixture.sink($0, "ex")?["status"] as? String } == ["delivered", "failed", "delivered"])
+        let failure = try #require(ExecFixture.sink(reports[1], "ex"))
+        #expect((failure["error"] as? String)?.contains("exited with status 3") == true, "\(failure)")
+        #expect((failure["error"] as? String)?.contains("dying on request") == true)
+        #expect(ExecFixture.sink(reports[1], "tty")?["failover_for"] as? String == "ex")
+        #expect(result.standardError.contains("notify-route: sink \"ex\": dying on request"))  // its stderr, prefixed
+        #expect(result.standardError.contains("notify-route: sink \"ex\": restarting the plugin"))
+        let pids = try fixture.requests().map { $0["pid"] as? Int }
+        #expect(pids.count == 3)
+        #expect(pids[0] == pids[1] && pids[1] != pids[2])
+    }
+
+    @Test func aPluginThatHangsIsKilledPastItsDeadlineAndTheFailoverDelivers() throws {
+        let fixture = try ExecFixture(deadline: "1s", faults: true)
+        let result = try ProcessRunner.notifyRoute(
+            ["ingest", "--config", fixture.config.path, "--json"], environment: fixture.environment,
+            input: "{\"title\":\"example: hang\"}\n{\"title\":\"after\"}\n", timeLimit: .seconds(60))
+        #expect(result.status == 0, "\(result.standardError)")
+        let reports = try ExecFixture.reports(result.standardOutput)
+        #expect(reports.count == 2)
+        let hung = try #require(ExecFixture.sink(reports[0], "ex"))
+        #expect(hung["status"] as? String == "failed")
+        #expect(hung["reason"] as? String == "timed-out")
+        #expect(ExecFixture.sink(reports[0], "tty")?["status"] as? String == "delivered")
+        #expect(ExecFixture.sink(reports[1], "ex")?["status"] as? String == "delivered")
+        #expect(result.standardError.contains("killed the plugin"))
+        let pids = try fixture.requests().compactMap { $0["pid"] as? Int32 }
+        #expect(pids.count == 2)
+        #expect(pids[0] != pids[1])
+        // The hung plugin is gone, not left behind.
+        #expect(kill(pids[0], 0) != 0 && errno == ESRCH)
+    }
+
+    @Test func aConfigOthersCanWriteIsRefused() throws {
+        let fixture = try ExecFixture()
+        chmod(fixture.config.path, 0o666)
+        let result = try ProcessRunner.notifyRoute(["send", "--config", fixture.config.path, "x"], environment: fixture.environment)
+        #expect(result.status == 78)
+        #expect(result.standardError.contains("config.yaml:3:3: refusing it: sink \"ex\" runs an external program"), "\(result.standardError)")
+        #expect(result.standardError.contains("writable by group and others (mode 0666); run: chmod go-w"))
+        #expect(try fixture.requests().isEmpty)  // nothing was started
+
+        chmod(fixture.config.path, 0o620)
+        let group = try ProcessRunner.notifyRoute(["config", "check", fixture.config.path], environment: fixture.environment)
+        #expect(group.status == 78)
+        #expect(group.standardError.contains("writable by its group"))
+
+        chmod(fixture.config.path, 0o644)
+        chmod(fixture.directory.path, 0o777)
+        defer { chmod(fixture.directory.path, 0o755) }
+        let directory = try ProcessRunner.notifyRoute(["config", "check", fixture.config.path], environment: fixture.environment)
+        #expect(directory.status == 78)
+        #expect(directory.standardError.contains("so the file could be replaced"))
+    }
+
+    @Test func aMissingCommandIsUnavailableAndTheFailoverDelivers() throws {
+        let fixture = try ExecFixture()
+        let text = try String(contentsOf: fixture.config, encoding: .utf8)
+            .replacingOccurrences(of: ExecFixture.examplePlugin.path, with: "no-such-notify-route-plugin")
+        try text.write(to: fixture.config, atomically: true, encoding: .utf8)
+        chmod(fixture.config.path, 0o644)
+        let result = try ProcessRunner.notifyRoute(["send", "--config", fixture.config.path, "--json", "x"], environment: fixture.environment)
+        #expect(result.status == 0, "\(result.standardError)")
+        let report = try #require(try ExecFixture.reports(result.standardOutput).first)
+        #expect(ExecFixture.sink(report, "ex")?["status"] as? String == "unavailable")
+        #expect((ExecFixture.sink(report, "ex")?["reason"] as? String)?.contains("no executable \"no-such-notify-route-plugin\" in PATH") == true)
+        #expect(ExecFixture.sink(report, "tty")?["status"] as? String == "delivered")
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import NotifyRouteTestSupport
+import Testing
+
+/// `notify-route run -- CMD`: the command's output and status pass through, and the
+/// event it sends is read back from the example exec plugin's log.
+@Suite struct RunCommandTests {
+    func run(_ fixture: ExecFixture, _ command: [String], options: [String] = [], input: String? = nil) throws -> ProcessResult {
+        try ProcessRunner.notifyRoute(
+            ["run", "--config", fixture.config.path] + options + ["--"] + command, environment: fixture.environment, input: input,
+            timeLimit: .seconds(60))
+    }
+
+    func lastEvent(_ fixture: ExecFixture) throws -> [String: Any] {
+        try #require(try fixture.requests().last?["event"] as? [String: Any])
+    }
+
+    @Test func successPassesOutputThroughAndSendsSuccess() throws {
+        let fixture = try ExecFixture()
+        let result = try run(fixture, ["/bin/sh", "-c", "cat; echo to-stdout; echo to-stderr >&2"], input: "from stdin\n")
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput == "from stdin\nto-stdout\n")
+        #expect(result.standardError.contains("to-stderr\n"))
+        let event = try lastEvent(fixture)
+        #expect(event["level"] as? String == "success")
+        #expect((event["title"] as? String)?.hasPrefix("/bin/sh -c 'cat; echo to-stdout; echo to-stderr >&2' succeeded in ") == true)
+        #expect(event["body"] == nil)
+        let fields = try #require(event["fields"] as? [String: String])
+        #expect(fields["EXIT_STATUS"] == "0")
+        #expect(fields["COMMAND"] == "/bin/sh -c 'cat; echo to-stdout; echo to-stderr >&2'")
+        #expect(Int(fields["DURATION_MS"] ?? "") != nil)
+        #expect(event["source"] as? String == "run")
+    }
+
+    @Test func failureExitsWithTheStatusAndTheStderrTailIsTheBody() throws {
+        let fixture = try ExecFixture()
+        let script = "for i in $(seq 1 15); do echo \"line $i\" >&2; done; exit 3"
+        let result = try run(fixture, ["sh", "-c", script], options: ["-s", "build"])
+        #expect(result.status == 3)
+        #expect(result.standardError.contains("line 1\nline 2\n"))  // passed through as it came
+        let event = try lastEvent(fixture)
+        #expect(event["level"] as? String == "error")
+        #expect((event["title"] as? String)?.contains("failed (exit 3) after") == true)
+        #expect(event["body"] as? String == (6...15).map { "line \($0)" }.joined(separator: "\n"))
+        #expect((event["fields"] as? [String: String])?["EXIT_STATUS"] == "3")
+        #expect(event["source"] as? String == "build")  // an explicit flag wins
+    }
+
+    @Test func aSignalIsReportedAndExitsWith128PlusIt() throws {
+        let fixture = try ExecFixture()
+        let result = try run(fixture, ["/bin/sh", "-c", "kill -TERM $$"])
+        #expect(result.status == 143)
+        let event = try lastEvent(fixture)
+        #expect((event["title"] as? String)?.contains("killed by SIGTERM after") == true)
+        #expect((event["fields"] as? [String: String])?["SIGNAL"] == "SIGTERM")
+        #expect((event["fields"] as? [String: String])?["EXIT_STATUS"] == "143")
+    }
+
+    @Test func sigtermSentToRunIsForwardedToTheCommand() throws {
+        let fixture = try ExecFixture()
+        let marker = fixture.directory.appendingPathComponent("started").path
+        // The command marks that it runs; only then is `run` (not the command) sent SIGTERM.
+        let script = """
+            "$0" run --config "$1" -- /bin/sh -c 'touch "$0"; exec sleep 30' "$2" &
+            pid=$!
+            for i in $(seq 600); do [ -e "$2" ] && break; sleep 0.1; done
+            kill -TERM $pid
+            wait $pid
+            echo "rc=$?" >&2
+            """
+        let result = try ProcessRunner.run(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", script, TestEnvironment.notifyRouteBinary.path, fixture.config.path, marker],
+            environment: fixture.environment, timeLimit: .seconds(90))
+        #expect(result.standardError.hasSuffix("rc=143\n"), "\(result.standardError)")
+        #expect((try lastEvent(fixture)["title"] as? String)?.contains("killed by SIGTERM") == true)
+    }
+
+    @Test func aCommandNotFoundExits127AndOneNotExecutable126() throws {
+        let fixture = try ExecFixture()
+        let missing = try run(fixture, ["no-such-command-for-notify-route", "arg"])
+        #expect(missing.status == 127)
+        #expect(missing.standardError.contains("notify-route: no-such-command-for-notify-route: command not found"))
+        #expect(try lastEvent(fixture)["title"] as? String == "no-such-command-for-notify-route arg: command not found")
+        #expect((try lastEvent(fixture)["fields"] as? [String: String])?["EXIT_STATUS"] == "127")
+
+        let file = fixture.directory.appendingPathComponent("not-executable")
+        try "echo hi\n".write(to: file, atomically: true, encoding: .utf8)
+        let denied = try run(fixture, [file.path])
+        #expect(denied.status == 126)
+        #expect((try lastEvent(fixture)["title"] as? String)?.hasSuffix(": cannot execute") == true)
+    }
+
+    @Test func theReplaceKeyIsTheCommandLineSoAReRunReplaces() throws {
+        let fixture = try ExecFixture()
+        #expect(try run(fixture, ["/bin/sh", "-c", "exit 1"]).status == 1)
+        #expect(try run(fixture, ["/bin/sh", "-c", "exit 0"]).status == 0)
+        #expect(try run(fixture, ["/bin/sh", "-c", "exit 1"]).status == 1)
+        let requests = try fixture.requests()
+        #expect(requests.map { ($0["event"] as? [String: Any])?["replace_key"] as? String }
+            == ["run: /bin/sh -c 'exit 1'", "run: /bin/sh -c 'exit 0'", "run: /bin/sh -c 'exit 1'"])
+        #expect(requests.map { $0["intent"] as? String } == ["show", "show", "replace"])
+        #expect(requests.last?["handle"] as? String == "1")
+    }
+
+    @Test func aDeliveryProblemNeverReplacesTheCommandsStatus() throws {
+        let fixture = try ExecFixture()
+        let text = try String(contentsOf: fixture.config, encoding: .utf8)
+            .replacingOccurrences(of: ExecFixture.examplePlugin.path, with: "no-such-notify-route-plugin")
+        try text.write(to: fixture.config, atomically: true, encoding: .utf8)
+        // Only the plugin, which is not there: nothing is delivered, and run still exits with the command's status.
+        let success = try run(fixture, ["/bin/true"], options: ["--sink", "ex"])
+        #expect(success.status == 0)
+        #expect(success.standardError.contains("the notification was not delivered; the exit status stays the command's (0)"))
+        let failure = try run(fixture, ["/bin/sh", "-c", "exit 4"], options: ["--sink", "ex"])
+        #expect(failure.status == 4)
+    }
+
+    @Test func failuresOnlySendsNothingOnSuccess() throws {
+        let fixture = try ExecFixture()
+        #expect(try run(fixture, ["/bin/true"], options: ["--failures-only"]).status == 0)
+        #expect(try fixture.requests().isEmpty)
+        #expect(try run(fixture, ["/bin/false"], options: ["--failures-only"]).status == 1)
+        #expect(try fixture.requests().count == 1)
+    }
+
+    @Test func aConfigErrorExits78BeforeTheCommandRuns() throws {
+        let fixture = try ExecFixture()
+        try "sinks: { tty: { kind: terminl } }\nfallback: [tty]\n".write(to: fixture.config, atomically: true, encoding: .utf8)
+        let marker = fixture.directory.appendingPathComponent("ran").path
+        let result = try run(fixture, ["/usr/bin/touch", marker])
+        #expect(result.status == 78)
+        #expect(!FileManager.default.fileExists(atPath: marker))
+    }
+
+    @Test func usage() throws {
+        let fixture = try ExecFixture()
+        let result = try ProcessRunner.notifyRoute(["run", "--config", fixture.config.path], environment: fixture.environment)
+        #expect(result.status == 64)
+        #expect(result.standardError.contains("expected a command after --"))
+    }
+}
