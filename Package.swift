@@ -88,6 +88,13 @@ let package = Package(
             resources: [.embedInCode("Resources/notify-route.yaml")]
         ),
 
+        // MARK: Benchmarks (Tests/Benchmarks/run.sh builds it in release mode).
+        .executableTarget(
+            name: "notify-route-bench",
+            dependencies: ["NotifyRoute", "NotifyRouteDesktop", "NotifyRouteJournal"],
+            path: "Tests/Benchmarks/notify-route-bench"
+        ),
+
         // MARK: Tests: one target per module, plus end-to-end tests of the CLI binary.
         .target(
             name: "NotifyRouteTestSupport",
