@@ -127,6 +127,11 @@ extension ConfigError {
         case .scanner(let context, let problem, let mark, _),
              .parser(let context, let problem, let mark, _),
              .composer(let context, let problem, let mark, _):
+            if problem.hasPrefix("Maximum nesting level reached") {
+                // libyaml's own limit (1000), met before ours: say it as ours, not as its C API.
+                self.init("config is nested more than 64 levels deep; expected a shallow mapping", at: at(mark))
+                return
+            }
             let prefix = context.map { "\($0.text.trimmingWhitespace()): " } ?? ""
             self.init("invalid YAML: \(prefix)\(problem)", at: at(mark))
         case .reader(let problem, let offset, _, let yaml):
