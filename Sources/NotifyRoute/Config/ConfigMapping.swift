@@ -85,7 +85,10 @@ extension ConfigNode {
     }
 
     func bool(_ what: String) throws(ConfigError) -> Bool {
-        switch try scalarString(what) {
+        guard case .scalar(let text) = value else {
+            throw ConfigError("\(what): expected true or false, found \(kindDescription)", at: location)
+        }
+        switch text {
         case "true", "True", "TRUE": return true
         case "false", "False", "FALSE": return false
         case let other: throw ConfigError("\(what): expected true or false, found \"\(other)\"", at: location)
