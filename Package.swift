@@ -95,6 +95,14 @@ let package = Package(
             path: "Tests/Benchmarks/notify-route-bench"
         ),
 
+        // MARK: Fuzzing (Tests/Fuzz/run.sh builds them with -sanitize=fuzzer; a plain build replays files).
+        .executableTarget(
+            name: "fuzz-config",
+            dependencies: ["NotifyRoute", "NotifyRouteTerminal", "NotifyRouteDesktop", "NotifyRouteJournal", "NotifyRouteExec"],
+            path: "Tests/Fuzz/fuzz-config"
+        ),
+        .executableTarget(name: "fuzz-event", dependencies: ["NotifyRoute"], path: "Tests/Fuzz/fuzz-event"),
+
         // MARK: Tests: one target per module, plus end-to-end tests of the CLI binary.
         .target(
             name: "NotifyRouteTestSupport",
