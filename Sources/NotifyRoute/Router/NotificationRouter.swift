@@ -196,26 +196,25 @@ public final class NotificationRouter: Sendable {
             decisions = pending.map { _ in PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false) }
         }
 
-        // Step 5: deliver, each under its own deadline, all at once.
-        let results = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { group in
-            for (item, decision) in zip(pending, decisions) {
-                if decision.suppressed != nil, decision.intent == .show { continue }  // suppressed, nothing to update
-                group.addTask {
-                    let started = ContinuousClock.now
-                    if let summary = decision.summary {
-                        // What a rate limit or quiet hours held back goes out first, as one notification.
-                        let digest = SinkDelivery(event: Self.summaryEvent(summary, like: item.event), sinkName: item.target.sinkName,
-                                                  deadline: started.advanced(by: item.instance.deadline))
-                        _ = await self.attempt(item.instance, digest)
-                    }
-                    let delivery = SinkDelivery(event: item.event, sinkName: item.target.sinkName, intent: decision.intent,
-                                                deadline: started.advanced(by: item.instance.deadline), duplicateCount: decision.count)
-                    return (item.index, await self.attempt(item.instance, delivery), ContinuousClock.now - started)
-                }
+        // Step 5: deliver, each under its own deadline, all at once. Sinks that answer
+        // without blocking (``SinkCapabilities/deliversInline``) are called directly, one
+        // after the other: no child task, no deadline task and timer (see `attempt`).
+        let work = zip(pending, decisions).filter { item, decision in !(decision.suppressed != nil && decision.intent == .show) }
+        var results: [Int: (Result<SinkReceipt, SinkError>?, Duration)] = [:]
+        if work.allSatisfy({ item, _ in item.instance.sink.capabilities.deliversInline }) {
+            for (item, decision) in work {
+                let (index, result, duration) = await deliverOne(item, decision)
+                results[index] = (result, duration)
             }
-            var results: [Int: (Result<SinkReceipt, SinkError>?, Duration)] = [:]
-            for await (index, result, duration) in group { results[index] = (result, duration) }
-            return results
+        } else {
+            results = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { group in
+                for (item, decision) in work {
+                    group.addTask { await self.deliverOne(item, decision) }
+                }
+                var results: [Int: (Result<SinkReceipt, SinkError>?, Duration)] = [:]
+                for await (index, result, duration) in group { results[index] = (result, duration) }
+                return results
+            }
         }
 
         // What the state must remember: handles of what was shown; windows of failures undone.
@@ -294,8 +293,30 @@ public final class NotificationRouter: Sendable {
         var event: ResolvedEvent
     }
 
+    /// One sink's delivery (after a summary of what a policy held back, if any).
+    private func deliverOne(_ item: PendingDelivery, _ decision: PolicyDecision) async -> (Int, Result<SinkReceipt, SinkError>?, Duration) {
+        let started = ContinuousClock.now
+        if let summary = decision.summary {
+            // What a rate limit or quiet hours held back goes out first, as one notification.
+            let digest = SinkDelivery(event: Self.summaryEvent(summary, like: item.event), sinkName: item.target.sinkName,
+                                      deadline: started.advanced(by: item.instance.deadline))
+            _ = await attempt(item.instance, digest)
+        }
+        let delivery = SinkDelivery(event: item.event, sinkName: item.target.sinkName, intent: decision.intent,
+                                    deadline: started.advanced(by: item.instance.deadline), duplicateCount: decision.count)
+        return (item.index, await attempt(item.instance, delivery), ContinuousClock.now - started)
+    }
+
     func attempt(_ instance: SinkInstance, _ delivery: SinkDelivery) async -> Result<SinkReceipt, SinkError> {
         let sink = instance.sink
+        if sink.capabilities.deliversInline {
+            // Answers at once by its own word: the deadline machinery would cost more than the delivery.
+            do { return .success(try await sink.deliver(delivery)) } catch let error as SinkError {
+                return .failure(error)
+            } catch {
+                return .failure(SinkError(.failed, "\(error)"))
+            }
+        }
         switch await Deadline.run(within: instance.deadline, { try await sink.deliver(delivery) }) {
         case .finished(.success(let receipt)): return .success(receipt)
         case .finished(.failure(let error as SinkError)): return .failure(error)

@@ -17,12 +17,18 @@ public struct SinkCapabilities: Hashable, Sendable {
     public var maxTitleLength: Int?
     /// Bodies longer than this are cut with a marker; `nil` for no limit.
     public var maxBodyLength: Int?
+    /// ``NotificationSink/deliver(_:)`` returns promptly without waiting on anything
+    /// (an in-memory sink, a counter). The router then calls it directly, without the
+    /// task and timer that enforce ``SinkDelivery/deadline``: the deadline no longer
+    /// holds for such a sink, so never declare it for a sink that does I/O.
+    public var deliversInline: Bool
 
     public init(
         canReplace: Bool = false, canClose: Bool = false, supportsActions: Bool = false,
         supportsMarkup: Bool = false, reportsInteractions: Bool = false,
-        maxTitleLength: Int? = nil, maxBodyLength: Int? = nil
+        maxTitleLength: Int? = nil, maxBodyLength: Int? = nil, deliversInline: Bool = false
     ) {
+        self.deliversInline = deliversInline
         self.canReplace = canReplace
         self.canClose = canClose
         self.supportsActions = supportsActions
