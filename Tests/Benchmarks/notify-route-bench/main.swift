@@ -71,7 +71,7 @@ struct Latencies {
 /// A recording sink that counts instead of keeping every delivery, so that millions of
 /// events measure the router and not an ever-growing array (RecordingSink keeps them all).
 final class CountingSink: NotificationSink {
-    let capabilities = SinkCapabilities(canReplace: true, canClose: true)
+    let capabilities = SinkCapabilities(canReplace: true, canClose: true, deliversInline: true)
     private let state = Mutex((shown: 0, replaced: 0, updated: 0, next: 1))
 
     var counts: (shown: Int, replaced: Int, updated: Int) { state.withLock { ($0.shown, $0.replaced, $0.updated) } }
