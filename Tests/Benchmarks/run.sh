@@ -51,7 +51,7 @@ chmod 700 "$XDG_RUNTIME_DIR"
 /usr/bin/python3 -m dbusmock --template notification_daemon \
   -p '{"capabilities": "actions body body-markup persistence"}' >"$WORK/dbusmock.log" 2>&1 &
 MOCK=$!
-trap 'kill $MOCK 2>/dev/null; wait $MOCK 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'rc=$?; kill $MOCK 2>/dev/null || true; wait $MOCK 2>/dev/null || true; rm -rf "$WORK"; exit $rc' EXIT
 gdbus wait --session --timeout 10 org.freedesktop.Notifications
 
 # One desktop and one journal sink, no dedup: every run really sends (the embedded
@@ -112,9 +112,10 @@ gdbus call --session --dest org.freedesktop.Notifications --object-path /org/fre
 } | tee "$WORK/results.txt"
 
 # ---- the table ----
-/usr/bin/python3 - "$WORK" "$MODE" <<'PY'
+BUILT=debug; { [ "$MODE" = full ] || [ "${BENCH_RELEASE:-}" = 1 ]; } && BUILT=release
+/usr/bin/python3 - "$WORK" "$MODE" "$BUILT" <<'PY'
 import json, os, sys, platform, subprocess
-work, mode = sys.argv[1], sys.argv[2]
+work, mode, built = sys.argv[1], sys.argv[2], sys.argv[3]
 def hf(name):
     path = f"{work}/hf-{name}.json"
     if not os.path.exists(path): return []
@@ -127,7 +128,7 @@ for line in open(f"{work}/results.txt"):
         res[parts[1]] = dict(p.split("=", 1) for p in parts[2:])
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 mem = int(next(l.split()[1] for l in open("/proc/meminfo") if l.startswith("MemTotal"))) // 1024
-print(f"\nnotify-route benchmarks ({'full, release build' if mode == 'full' else 'short, DEBUG build: not comparable'}): {os.cpu_count()} cores, {cpu}, {mem} MB RAM, "
+print(f"\nnotify-route benchmarks ({mode}, {built} build{'' if built == 'release' else ': NOT comparable'}): {os.cpu_count()} cores, {cpu}, {mem} MB RAM, "
       f"{platform.platform()}, {subprocess.run(['swift', '--version'], capture_output=True, text=True).stdout.splitlines()[0] if True else ''}")
 print("\n| benchmark | ours | peer | ratio | target |\n|---|---|---|---|---|")
 def short(cmd):
