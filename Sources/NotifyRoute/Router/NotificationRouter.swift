@@ -249,7 +249,7 @@ public final class NotificationRouter: Sendable {
                     }
                     commits.append((item.event, item.target.sinkName, receipt.handle))
                 case .failure(let error):
-                    outcome.status = error.kind == .unavailable ? .unavailable(reason: error.message) : .failed(error)
+                    outcome.status = SinkOutcome.Status(failure: error)
                     // A failed delivery must not make the next attempt look like a duplicate.
                     if decision.createdWindow { rollbacks.append(RouterState.key(sink: item.target.sinkName, item.event.dedupKey)) }
                 }
@@ -311,16 +311,11 @@ public final class NotificationRouter: Sendable {
         let sink = instance.sink
         if sink.capabilities.deliversInline {
             // Answers at once by its own word: the deadline machinery would cost more than the delivery.
-            do { return .success(try await sink.deliver(delivery)) } catch let error as SinkError {
-                return .failure(error)
-            } catch {
-                return .failure(SinkError(.failed, "\(error)"))
-            }
+            do { return .success(try await sink.deliver(delivery)) } catch { return .failure(SinkError(wrapping: error)) }
         }
         switch await Deadline.run(within: instance.deadline, { try await sink.deliver(delivery) }) {
         case .finished(.success(let receipt)): return .success(receipt)
-        case .finished(.failure(let error as SinkError)): return .failure(error)
-        case .finished(.failure(let error)): return .failure(SinkError(.failed, "\(error)"))
+        case .finished(.failure(let error)): return .failure(SinkError(wrapping: error))
         case .timedOut:
             return .failure(SinkError(.timedOut, "no answer within \(DurationParser.format(instance.deadline)) (the sink's deadline)", isRetryable: true))
         }
@@ -361,10 +356,8 @@ public final class NotificationRouter: Sendable {
                     // A closed source event no longer inhibits anything.
                     state.inhibitors = state.inhibitors.filter { $0.value.replaceKey != replaceKey }
                 }
-            case .finished(.failure(let error as SinkError)):
-                outcome.status = error.kind == .unavailable ? .unavailable(reason: error.message) : .failed(error)
             case .finished(.failure(let error)):
-                outcome.status = .failed(SinkError(.failed, "\(error)"))
+                outcome.status = SinkOutcome.Status(failure: SinkError(wrapping: error))
             case .timedOut:
                 outcome.status = .failed(SinkError(.timedOut, "no answer within \(DurationParser.format(instance.deadline))"))
             }
@@ -413,5 +406,19 @@ public final class NotificationRouter: Sendable {
             }
             return nil
         }
+    }
+}
+
+extension SinkError {
+    /// What a sink threw, as a ``SinkError``: anything else is a plain failure.
+    init(wrapping error: any Error) {
+        self = (error as? SinkError) ?? SinkError(.failed, "\(error)")
+    }
+}
+
+extension SinkOutcome.Status {
+    /// A sink's error as it shows in the report: unavailable, or failed with the error.
+    init(failure error: SinkError) {
+        self = error.kind == .unavailable ? .unavailable(reason: error.message) : .failed(error)
     }
 }
