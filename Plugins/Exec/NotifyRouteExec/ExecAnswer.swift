@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NotifyRoute
 
 /// One line a plugin writes on its stdout, answering one request.
@@ -22,22 +26,17 @@ struct ExecAnswer: Sendable {
 
     static func parse(_ line: [UInt8]) throws(ProtocolError) -> ExecAnswer {
         let text = String(decoding: line, as: UTF8.self)
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
-            throw ProtocolError(message: "the plugin answered a line that is not a JSON object: \(excerpt(text))")
+        guard let object = try? JSONDecoder().decode(Fields.self, from: Data(line)) else {
+            throw ProtocolError(message: "the plugin answered a line that is not a JSON object of the protocol: \(excerpt(text))")
         }
-        guard let status = object["status"] as? String else {
+        guard let status = object.status else {
             throw ProtocolError(message: "the plugin's answer has no \"status\": \(excerpt(text))")
         }
-        let id = (object["id"] as? NSNumber)?.intValue
-        let notes = (object["notes"] as? [Any])?.compactMap { $0 as? String } ?? []
-        var handle: SinkHandle?
-        if let text = object["handle"] as? String {
-            handle = SinkHandle(text)
-        } else if let number = object["handle"] as? NSNumber {
-            handle = SinkHandle(number.stringValue)
-        }
-        let message = (object["error"] as? String) ?? (object["reason"] as? String)
-        let retryable = (object["retryable"] as? Bool) ?? false
+        let id = object.id
+        let notes = object.notes?.compactMap(\.self) ?? []
+        let handle = object.handle.map { SinkHandle($0.text) }
+        let message = object.error ?? object.reason
+        let retryable = object.retryable ?? false
         switch status {
         case "delivered":
             return ExecAnswer(id: id, result: .success(SinkReceipt(handle: handle, notes: notes)))
@@ -51,6 +50,54 @@ struct ExecAnswer: Sendable {
             return ExecAnswer(id: id, result: .failure(SinkError(.unsupported, message ?? "the plugin does not support this request")))
         default:
             throw ProtocolError(message: "unknown status \"\(status)\" from the plugin; expected delivered, queued, failed, unavailable or unsupported")
+        }
+    }
+
+    /// The answer's keys; unknown keys are ignored, as the protocol promises.
+    private struct Fields: Decodable {
+        var id: Int?
+        var status: String?
+        /// Notes that are not strings are skipped.
+        var notes: [String?]?
+        var handle: Handle?
+        var error: String?
+        var reason: String?
+        var retryable: Bool?
+
+        /// A string or a number, kept as written.
+        struct Handle: Decodable {
+            var text: String
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let text = try? container.decode(String.self) {
+                    self.text = text
+                } else if let integer = try? container.decode(Int64.self) {
+                    text = String(integer)
+                } else {
+                    text = String(try container.decode(Double.self))
+                }
+            }
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try? container.decodeIfPresent(Int.self, forKey: .id)
+            status = try? container.decodeIfPresent(String.self, forKey: .status)
+            notes = (try? container.decodeIfPresent([Note].self, forKey: .notes))?.map(\.text)
+            handle = try? container.decodeIfPresent(Handle.self, forKey: .handle)
+            error = try? container.decodeIfPresent(String.self, forKey: .error)
+            reason = try? container.decodeIfPresent(String.self, forKey: .reason)
+            retryable = try? container.decodeIfPresent(Bool.self, forKey: .retryable)
+        }
+
+        private enum CodingKeys: String, CodingKey { case id, status, notes, handle, error, reason, retryable }
+
+        /// One element of `notes`: its text when it is a string.
+        private struct Note: Decodable {
+            var text: String?
+            init(from decoder: any Decoder) throws {
+                text = try? decoder.singleValueContainer().decode(String.self)
+            }
         }
     }
 

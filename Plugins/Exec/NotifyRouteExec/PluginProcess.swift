@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Dispatch
 import NotifyRoute
 import Synchronization
 
@@ -207,7 +217,7 @@ final class PluginProcess: Sendable {
     // MARK: Threads
 
     private func startThreads(stdout: Int32, stderr: Int32) {
-        Thread.detachNewThread { [self] in
+        DetachedThread.start(name: "nr-exec-wait") { [self] in
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
             let termination = status & 0x7F
@@ -223,7 +233,7 @@ final class PluginProcess: Sendable {
             end(SinkError(.failed, description, isRetryable: true), kill: false)
             for waiter in waiters { waiter.resume(returning: true) }
         }
-        Thread.detachNewThread { [self] in
+        DetachedThread.start(name: "nr-exec-stdout") { [self] in
             Self.readLines(stdout, limit: Self.maximumLineBytes) { line in
                 guard let line else {
                     end(SinkError(.failed, "the plugin wrote an answer longer than \(Self.maximumLineBytes) bytes"), kill: true)
@@ -245,7 +255,7 @@ final class PluginProcess: Sendable {
                 end(SinkError(.failed, "the plugin (pid \(pid)) closed its standard output", isRetryable: true), kill: true)
             }
         }
-        Thread.detachNewThread { [self] in
+        DetachedThread.start(name: "nr-exec-stderr") { [self] in
             Self.readLines(stderr, limit: 64 * 1024) { line in
                 guard let line else { return true }
                 let text = TextSanitizer.clean(String(decoding: line, as: UTF8.self), keepNewlines: false)

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NotifyRoute
 
 /// The `terminal` sink kind: a line per event, or a banner at the top of the terminal.

@@ -1,6 +1,16 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NotifyRoute
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Dispatch
 
 struct Ingest: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -115,6 +125,12 @@ struct Ingest: AsyncParsableCommand {
         return ExitStatus.delivered
     }
 
+    private static func twoDecimals(_ value: Double) -> String {
+        let hundredths = Int((value * 100).rounded())
+        let fraction = String(hundredths % 100)
+        return "\(hundredths / 100)." + (fraction.count < 2 ? "0" + fraction : fraction)
+    }
+
     private func printStats(_ tally: Tally, elapsed: Duration) {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let rate = seconds > 0 ? Int(Double(tally.lines) / seconds) : tally.lines
@@ -122,6 +138,6 @@ struct Ingest: AsyncParsableCommand {
         Console.error(
             "stats: \(tally.lines) lines, \(tally.bad) bad, \(tally.delivered) delivered, \(tally.suppressed) suppressed, "
                 + "\(tally.failed) failed, \(tally.noSink) without an available sink; "
-                + String(format: "%.2f", seconds) + "s, \(rate) lines/s; peak RSS \(peak)")
+                + "\(Self.twoDecimals(seconds))s, \(rate) lines/s; peak RSS \(peak)")
     }
 }

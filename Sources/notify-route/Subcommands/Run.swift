@@ -1,6 +1,16 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NotifyRoute
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Dispatch
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -104,7 +114,7 @@ struct Run: AsyncParsableCommand {
 
     private static func wait(for pid: pid_t) async -> Int32 {
         await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
+            DetachedThread.start(name: "nr-waitpid") {
                 var status: Int32 = 0
                 while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
                 continuation.resume(returning: status)

@@ -1,4 +1,10 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Dispatch
+import NotifyRoute
 
 /// Lines of a file descriptor as an async sequence, read on a thread of their own
 /// (a blocking `read` must not hold a thread of the cooperative pool) with a bounded
@@ -36,7 +42,7 @@ struct LineReader: AsyncSequence, Sendable {
         let slots = DispatchSemaphore(value: Self.readAhead)
         let (stream, continuation) = AsyncStream<Item>.makeStream()
         let fd = fd, limit = maximumLineBytes
-        Thread.detachNewThread {
+        DetachedThread.start(name: "nr-stdin") {
             Self.read(fd, limit: limit) { item in
                 slots.wait()
                 continuation.yield(item)
@@ -53,7 +59,7 @@ struct LineReader: AsyncSequence, Sendable {
         var discarding = 0  // > 0: bytes of an over-long line skipped so far
         var number = 0
         while true {
-            let count = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
             var start = 0

@@ -1,8 +1,18 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import NotifyRoute
 import NotifyRouteExec
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Dispatch
 
 /// Finds the config, loads it and builds the router; config problems become exit 78
 /// with file:line:column on stderr, before anything is sent.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NotifyRoute
 #if canImport(Glibc)
 import Glibc
@@ -90,7 +94,7 @@ enum CommandLineText {
             let plain = !argument.isEmpty && argument.unicodeScalars.allSatisfy {
                 $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_./=:,+@%^".unicodeScalars.contains($0)
             }
-            return plain ? argument : "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            return plain ? argument : "'" + argument.replacing("'", with: "'\\''") + "'"
         }.joined(separator: " ")
     }
 

@@ -1,5 +1,16 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Dispatch
+import NotifyRoute
 
 /// Passes a child's stderr through to ours as it comes, and keeps its last few KiB
 /// for the body of a failure notification.
@@ -28,7 +39,7 @@ final class StderrTee: Sendable {
     }
 
     func start() {
-        Thread.detachNewThread { [self] in
+        DetachedThread.start(name: "nr-stderr-tee") { [self] in
             var buffer = [UInt8](repeating: 0, count: 16_384)
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
