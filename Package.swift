@@ -50,12 +50,8 @@ let package = Package(
             dependencies: ["NotifyRoute", "CLibNotify"],
             path: "Plugins/Desktop/NotifyRouteDesktop"
         ),
-        .systemLibrary(
-            name: "CSystemdJournal",
-            path: "Plugins/Journal/CSystemdJournal",
-            pkgConfig: "libsystemd",
-            providers: [.apt(["libsystemd-dev"])]
-        ),
+        // Not a system library: libsystemd is loaded with dlopen on first use (see its header).
+        .target(name: "CSystemdJournal", path: "Plugins/Journal/CSystemdJournal"),
         .target(
             name: "NotifyRouteJournal",
             dependencies: ["NotifyRoute", "CSystemdJournal"],

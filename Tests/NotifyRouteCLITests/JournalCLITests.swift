@@ -94,6 +94,27 @@ struct JournalCLITests {
         }
     }
 
+    /// libsystemd is loaded with dlopen only when a record needs `sd_journal_sendv`: neither
+    /// `--version` nor a send written on the fast path maps it (the dynamic loader's own
+    /// log, LD_DEBUG=files, names every object it loads, dlopen included).
+    @Test func libsystemdIsNotLoadedUntilARecordNeedsIt() async throws {
+        try await PrivateJournal.withAccess {
+            let run = PrivateJournal.newRunID()
+            let version = try await Self.notifyRoute(["--version"], environment: ["LD_DEBUG": "files"])
+            #expect(version.status == 0, "\(version.standardError)")
+            #expect(version.standardError.contains("file="), "the loader's log is there to read")
+            #expect(!version.standardError.contains("libsystemd"), "\(version.standardError)")
+
+            let send = try await Self.notifyRoute(
+                ["send", "--config", try Self.config().path, "-f", "\(PrivateJournal.runField)=\(run)", "fast path"],
+                environment: ["LD_DEBUG": "files"])
+            #expect(send.status == 0, "\(send.standardError)")
+            #expect(!send.standardError.contains("libsystemd"), "\(send.standardError)")
+            let entry = try #require(try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"]).first)
+            #expect(entry["MESSAGE"] == "fast path")
+        }
+    }
+
     // MARK: Faults
 
     @Test func anAbsentSocketIsUnavailableWithTheReason() async throws {

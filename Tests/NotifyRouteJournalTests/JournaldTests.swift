@@ -270,6 +270,75 @@ struct JournaldTests {
         }
     }
 
+    /// The fast path (a write on the caller's thread when nothing waits) and a hung journald:
+    /// the write that finds journald's queue full gives up within a few milliseconds and
+    /// takes the queue, no caller waits past its deadline, and once journald reads again
+    /// nothing written on the fast path overtakes a queued record.
+    @Test func theFastPathNeverHangsAndNeverOvertakesTheQueue() async throws {
+        try await PrivateJournal.withAccess(exclusive: true) {
+            let run = PrivateJournal.newRunID()
+            let sink = JournalSink(queueSize: 100, name: "fast-\(run.prefix(12))")
+            let deadline = Duration.milliseconds(300)
+            func send(_ sequence: Int) async throws -> (SinkReceipt, Duration) {
+                let started = ContinuousClock.now
+                let receipt = try await sink.deliver(
+                    Self.delivery("fast \(sequence)", run: run, fields: ["SEQUENCE": String(sequence)], deadline: deadline))
+                return (receipt, ContinuousClock.now - started)
+            }
+
+            // journald running: written on the caller's thread, no queue involved.
+            let (first, firstTook) = try await send(0)
+            #expect(first.disposition == .delivered)
+            #expect(firstTook < .milliseconds(50), "\(firstTook)")
+            #expect(sink.statistics.written == 1 && sink.statistics.waiting == 0)
+
+            var slowest = Duration.zero
+            try await PrivateJournal.whileStopped {
+                #expect(try PrivateJournal.fillSocketQueue(run: run) > 0)
+                for sequence in 1...5 {
+                    let (receipt, took) = try await send(sequence)
+                    slowest = max(slowest, took)
+                    guard case .queued = receipt.disposition else {
+                        Issue.record("record \(sequence) with journald stopped: \(receipt.disposition)")
+                        continue
+                    }
+                }
+                #expect(sink.statistics.queued == 5)
+            }
+            print("journal: fast path with journald stopped, slowest caller answer \(slowest) for a \(deadline) deadline")
+            #expect(slowest < deadline, "no caller waits past its deadline")
+
+            // journald reads again: records sent right away queue behind the 5, then the fast path resumes.
+            for sequence in 6...15 {
+                let (receipt, took) = try await send(sequence)
+                #expect(took < deadline)
+                if case .queued(let reason) = receipt.disposition { Issue.record("record \(sequence): \(reason)") }
+            }
+            #expect(await sink.flush(within: .seconds(10)))
+            let entries = try await Self.entries(run, count: 16)
+            #expect(entries.compactMap { $0["SEQUENCE"] }.compactMap(Int.init) == Array(0...15), "in the order sent")
+            #expect(sink.statistics.written == 16)
+            #expect(sink.statistics.dropped == 0)
+
+            // And on the fast path again: nothing waits.
+            let (after, afterTook) = try await send(16)
+            #expect(after.disposition == .delivered && afterTook < .milliseconds(50))
+            #expect(sink.statistics.waiting == 0)
+        }
+    }
+
+    /// A record too big for one datagram takes `sd_journal_sendv`, which passes it in a memfd.
+    @Test func aRecordTooBigForADatagramStillArrives() async throws {
+        try await PrivateJournal.withAccess {
+            let run = PrivateJournal.newRunID()
+            let body = String(repeating: "0123456789abcdef", count: 1 << 16)  // 1 MiB: over the socket's send buffer
+            let receipt = try await JournalSink().deliver(Self.delivery("big", run: run, body: body))
+            #expect(receipt.disposition == .delivered)
+            let entry = try #require(try await Self.entries(run).first)
+            #expect(entry["MESSAGE"]?.utf8.count == "big\n".utf8.count + body.utf8.count)
+        }
+    }
+
     /// The whole pipeline: a router built from a config, its deadline timer, a hung journald.
     @Test func throughTheRouterTheCallerReturnsByTheDeadline() async throws {
         try await PrivateJournal.withAccess(exclusive: true) {

@@ -72,4 +72,25 @@ public struct JournalRecord: Hashable, Sendable {
         }
         return (bytes, ends)
     }
+
+    /// The record as one datagram of journald's native protocol, as `sd_journal_sendv`
+    /// builds it (https://systemd.io/JOURNAL_NATIVE_PROTOCOL/): `NAME=value\n` per field,
+    /// or, for a value holding a newline, `NAME\n`, its length as 64-bit little-endian,
+    /// the value and `\n`.
+    func datagram() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + 10 + $1.value.count })
+        for field in fields {
+            bytes.append(contentsOf: field.name.utf8)
+            if field.value.contains(UInt8(ascii: "\n")) {
+                bytes.append(UInt8(ascii: "\n"))
+                withUnsafeBytes(of: UInt64(field.value.count).littleEndian) { bytes.append(contentsOf: $0) }
+            } else {
+                bytes.append(UInt8(ascii: "="))
+            }
+            bytes.append(contentsOf: field.value)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        return bytes
+    }
 }

@@ -1,14 +1,17 @@
 import NotifyRoute
 
-/// The `journal` sink kind: one structured record per event in the systemd journal,
-/// written with libsystemd's `sd_journal_sendv` (fields: ``JournalEventFormat``).
+/// The `journal` sink kind: one structured record per event in the systemd journal
+/// (fields: ``JournalEventFormat``), written in journald's native protocol on a socket of
+/// the sink's own, or, when that cannot be done at once, with libsystemd's
+/// `sd_journal_sendv` on the sink's queue. libsystemd is loaded with dlopen the first time
+/// a record needs it: making a sink, or a process that never writes, maps none of it.
 ///
 /// It is never silent about a record it could not write:
 /// - journald's socket absent (where `sd_journal_sendv` itself would return 0 and drop
 ///   the record): the sink is *unavailable*, with that reason;
 /// - a stale socket: *failed*, "connection refused";
 /// - journald hung (its socket buffer full, where `sd_journal_sendv` blocks forever):
-///   the write happens on the sink's own queue, never on the caller's, and the caller
+///   the blocking write happens on the sink's own queue, never on the caller's, and the caller
 ///   has its answer a little before the delivery's deadline. With a queue
 ///   (``queueSize`` > 0, for a long-lived process) the record waits in a bounded FIFO
 ///   and the receipt says *queued* and why; records past the bound are dropped, counted
@@ -67,8 +70,9 @@ public struct JournalSink: NotificationSink {
     ///   - queueSize: how many records may wait for a stalled journald; 0 for none.
     ///   - fields: written with every event; names are sanitised like event fields.
     ///   - name: the instance name, written as `NOTIFY_ROUTE_SINK` in the sink's own records.
-    ///   - socketPath: the socket *checked* before each write. `sd_journal_sendv` always
-    ///     writes to ``journaldSocket``; change this only to test the sink's answers.
+    ///   - socketPath: the socket the fast path writes to and the queued path *checks*
+    ///     (`sd_journal_sendv` always writes to ``journaldSocket``); change this only to
+    ///     test the sink's answers.
     public init(
         identifier: String? = nil, queueSize: Int = JournalSink.defaultQueueSize, fields: [String: String] = [:],
         name: String = "journal", socketPath: String = JournalSink.journaldSocket
@@ -124,7 +128,13 @@ public struct JournalSink: NotificationSink {
     /// Counters of the sink's writer (shared by copies of this value).
     public var statistics: Statistics { writer.statistics }
 
-    public var capabilities: SinkCapabilities { SinkCapabilities() }
+    /// `deliversInline`: ``deliver(_:)`` enforces the delivery's deadline itself. It writes
+    /// on the caller's thread only without blocking (a non-blocking datagram, at most
+    /// 5 ms of poll(2) for room in journald's queue, never past the deadline); anything
+    /// that can block (`sd_journal_sendv`) runs on the sink's own queue while the caller
+    /// waits at most until a little before `delivery.deadline`, on a Dispatch timer. So
+    /// the router may call it directly, without its deadline task and timer.
+    public var capabilities: SinkCapabilities { SinkCapabilities(deliversInline: true) }
 
     /// Available when journald's socket exists and someone is bound to it. Never waits:
     /// a hung journald still looks available here, and deliveries say "queued".
@@ -134,8 +144,6 @@ public struct JournalSink: NotificationSink {
     }
 
     public func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
-        // Checked here too, so an absent journald is reported at once and nothing is queued for it.
-        if let absent = writer.transport.socketPresent() { throw absent }
         let (record, notes) = JournalEventFormat.record(for: delivery, identifier: identifier, staticFields: fields)
         return try await write(record, deadline: delivery.deadline, notes: notes)
     }
@@ -153,7 +161,6 @@ public struct JournalSink: NotificationSink {
     public func write(
         _ record: JournalRecord, deadline: ContinuousClock.Instant = .now.advanced(by: .seconds(1)), notes: [String] = []
     ) async throws -> SinkReceipt {
-        if let absent = writer.transport.socketPresent() { throw absent }
         // Answer a little before the router's own deadline so it gets our word, not its time-out.
         let remaining = deadline - .now
         let margin = min(remaining / 10, .milliseconds(100))

@@ -6,19 +6,38 @@ import Musl
 import CSystemdJournal
 import NotifyRoute
 
-/// The calls into libsystemd, and the checks that keep them from failing silently.
+/// The two ways a record reaches journald, and the checks that keep them from failing silently.
 ///
-/// `sd_journal_sendv` always writes to `/run/systemd/journal/socket`. When that socket
-/// is absent it returns 0 and the record is lost, so ``write(_:)`` looks at the socket
-/// first. ``socketPath`` is only what is *checked*; tests point it elsewhere to see the
-/// sink's answer without taking journald away from the whole test process.
+/// - ``send(_:socket:waitingAtMost:)``, the fast way: one datagram of journald's native
+///   protocol on a non-blocking socket of the sink's own, connected to ``socketPath``. It
+///   never waits longer than it is told: when journald's queue is full (journald hung or
+///   overloaded) or the record is too big for one datagram, it says so and the record takes
+///   the slow way.
+/// - ``write(_:)``, the slow way: libsystemd's `sd_journal_sendv`, loaded with dlopen the
+///   first time it is needed (never at start-up). It passes big records in a memfd, and
+///   blocks for as long as journald does not read, so only the writer's own queue calls it.
+///   It always writes to `/run/systemd/journal/socket`, and returns 0 and drops the record
+///   when that socket is absent, so ``write(_:)`` looks at the socket first.
+///
+/// ``socketPath`` is where the fast way writes and what the slow way *checks*; tests point
+/// it elsewhere to see the sink's answers without taking journald away from the whole test process.
 struct JournalTransport: Sendable {
     static let journaldSocket = "/run/systemd/journal/socket"
 
     let socketPath: String
 
+    /// What ``send(_:socket:waitingAtMost:)`` came to.
+    enum Immediate {
+        /// journald took the record.
+        case written
+        /// Not written, and not an error: journald's queue stayed full, or the record needs
+        /// `sd_journal_sendv` (too big for one datagram). It must take the slow way.
+        case deferred
+        case failed(SinkError)
+    }
+
     /// Whether journald can take a record: the socket exists and someone is bound to it.
-    /// Never waits (see the shim), so it may run on the cooperative pool.
+    /// Never waits (see the C module), so it may run on the cooperative pool.
     func probe() -> SinkError? {
         let result = notify_route_journal_probe(socketPath)
         return result == 0 ? nil : error(for: -result)
@@ -30,8 +49,40 @@ struct JournalTransport: Sendable {
         return result == 0 ? nil : error(for: -result)
     }
 
-    /// Writes one record. Blocks for as long as journald does not read its socket
-    /// (forever when it is stopped): call it only from the writer's own queue.
+    /// Writes `record` as one datagram on `socket` (connected here when it is -1, and again
+    /// once when the journald it was connected to is gone), waiting at most `wait` for room
+    /// in journald's queue. Never blocks longer: safe on the caller's thread.
+    func send(_ record: JournalRecord, socket: inout Int32, waitingAtMost wait: Duration) -> Immediate {
+        guard !record.fields.isEmpty else { return .deferred }
+        let datagram = record.datagram()
+        let milliseconds = Int32(clamping: max(0, DurationParser.milliseconds(wait)))
+        for attempt in 0..<2 {
+            if socket < 0 {
+                let connected = notify_route_journal_connect(socketPath)
+                guard connected >= 0 else { return .failed(error(for: -connected)) }
+                socket = connected
+            }
+            let result = notify_route_journal_send_nowait(socket, datagram, datagram.count, milliseconds)
+            switch -result {
+            case 0:
+                return .written
+            case EAGAIN, EWOULDBLOCK, EMSGSIZE, ENOBUFS:
+                return .deferred
+            case ECONNREFUSED, ENOTCONN, ECONNRESET:
+                // The journald we connected to is gone: connect to the one there now (once).
+                notify_route_journal_close(socket)
+                socket = -1
+                if attempt > 0 { return .failed(error(for: ECONNREFUSED)) }
+            default:
+                return .failed(error(for: -result))
+            }
+        }
+        return .failed(error(for: ECONNREFUSED))
+    }
+
+    /// Writes one record with `sd_journal_sendv`. Blocks for as long as journald does not
+    /// read its socket (forever when it is stopped): call it only from the writer's own queue.
+    /// The first call loads libsystemd.
     func write(_ record: JournalRecord) -> SinkError? {
         if let absent = socketPresent() { return absent }
         let (bytes, ends) = record.serialized()
@@ -45,7 +96,7 @@ struct JournalTransport: Sendable {
                 vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: base + start), iov_len: end - start))
                 start = end
             }
-            return vectors.withUnsafeBufferPointer { sd_journal_sendv($0.baseAddress, Int32($0.count)) }
+            return vectors.withUnsafeBufferPointer { notify_route_journal_sendv($0.baseAddress, Int32($0.count)) }
         }
         return result >= 0 ? nil : error(for: -result)
     }
@@ -65,8 +116,11 @@ struct JournalTransport: Sendable {
             return SinkError(.unavailable, "no permission to write to \(socketPath) (\(Self.describe(code)))")
         case EINVAL:
             return SinkError(.failed, "journald rejected the record as invalid (\(Self.describe(code)))")
+        case ELIBACC:
+            let reason = notify_route_journal_load_error().map { String(cString: $0) } ?? "libsystemd.so.0 cannot be loaded"
+            return SinkError(.unavailable, "libsystemd could not be loaded, and this record needs its sd_journal_sendv (\(reason))")
         default:
-            return SinkError(.failed, "sd_journal_sendv failed: \(Self.describe(code))", isRetryable: true)
+            return SinkError(.failed, "writing to journald failed: \(Self.describe(code))", isRetryable: true)
         }
     }
 

@@ -1,3 +1,4 @@
+import CSystemdJournal
 import Dispatch
 import NotifyRoute
 import Synchronization
@@ -5,6 +6,15 @@ import Synchronization
 /// The journal sink's writer: a FIFO of records drained by one serial queue, so the
 /// blocking `sd_journal_sendv` never runs on Swift's cooperative pool, and records
 /// reach journald in the order they were handed over.
+///
+/// The fast path: when nothing waits in the FIFO and nothing is being written, the record
+/// goes out at once on the caller's thread, as one non-blocking datagram
+/// (``JournalTransport/send(_:socket:waitingAtMost:)``), waiting at most ``inlineWait`` for
+/// room in journald's queue, as a blocking write would while journald is merely busy. When
+/// journald's queue stays full (hung or overloaded) or the record needs `sd_journal_sendv`,
+/// the record goes to the *head* of the FIFO, ahead of anything handed over meanwhile,
+/// and everything below applies. While the caller writes, the writer counts as busy, so
+/// no other record overtakes it, and a record never overtakes one that waits in the FIFO.
 ///
 /// A caller waits for its record until a limit it chooses (a little before the router's
 /// deadline). If journald has not taken it by then, journald is *stalled*, and:
@@ -57,6 +67,9 @@ final class JournalWriter: Sendable {
         var droppedUnlogged = 0
         var lastFailure: SinkError?
         var retryDelayMilliseconds = 100
+        /// The fast path's socket, connected on first use (-1: none yet). Used only by the
+        /// caller that holds `draining` for a write of its own.
+        var socket: Int32 = -1
     }
 
     let capacity: Int
@@ -75,10 +88,41 @@ final class JournalWriter: Sendable {
         self.dropRecord = dropRecord
     }
 
+    deinit {
+        let socket = state.withLock { $0.socket }
+        if socket >= 0 { notify_route_journal_close(socket) }
+    }
+
     // MARK: Submitting
 
+    /// The longest a write on the caller's thread waits for room in journald's queue.
+    /// journald merely busy frees a slot within microseconds; past this, the record is queued.
+    static let inlineWait = Duration.milliseconds(5)
+
     /// Hands `record` to the writer and waits until it is written, fails, or `limit` passes.
+    /// Never waits past `limit` (see the type's documentation for the fast path).
     func submit(_ record: JournalRecord, waitUntil limit: ContinuousClock.Instant) async -> Outcome {
+        // The fast path, when nothing is ahead of this record.
+        var ahead = false
+        var socket: Int32 = -1
+        if let claim = claimInline() {
+            socket = claim.socket
+            let wait = claim.stalled ? .zero : min(Self.inlineWait, max(.zero, limit - .now))
+            switch transport.send(record, socket: &socket, waitingAtMost: wait) {
+            case .written:
+                releaseInline(socket: socket, failure: nil)
+                return .written
+            case .failed(let error):
+                releaseInline(socket: socket, failure: error)
+                return .failed(error)
+            case .deferred:
+                // Still holding the writer: the record goes to the head of the queue.
+                ahead = true
+            }
+        } else if let absent = transport.socketPresent() {
+            // Checked before queueing, so an absent journald is reported at once and nothing waits for it.
+            return .failed(absent)
+        }
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
@@ -86,8 +130,15 @@ final class JournalWriter: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
                 let (kick, stalled) = state.withLock { state -> (Bool, Bool) in
-                    state.entries.append(Entry(id: id, record: record, state: .waiting))
+                    let entry = Entry(id: id, record: record, state: .waiting)
                     state.waiters[id] = continuation
+                    if ahead {
+                        // This caller held the writer (`draining`): it starts the drain itself.
+                        state.socket = socket
+                        state.entries.insert(entry, at: 0)
+                        return (true, state.stalledSince != nil)
+                    }
+                    state.entries.append(entry)
                     return (startDraining(&state), state.stalledSince != nil)
                 }
                 if kick { queue.async { self.drain() } }
@@ -135,6 +186,38 @@ final class JournalWriter: Sendable {
 
     /// How long a caller waits when journald is already known not to answer.
     static let stalledWait = Duration.milliseconds(50)
+
+    /// Takes the writer for a write on the caller's thread when no record is waiting or being
+    /// written (and no drop report is due: the drain writes those). `nil`: take the queue.
+    private func claimInline() -> (socket: Int32, stalled: Bool)? {
+        state.withLock { state in
+            guard state.entries.isEmpty, !state.draining, state.droppedUnlogged == 0 else { return nil }
+            state.draining = true
+            return (state.socket, state.stalledSince != nil)
+        }
+    }
+
+    /// Gives the writer back after a write on the caller's thread that was not deferred;
+    /// starts the drain when records were handed over meanwhile.
+    private func releaseInline(socket: Int32, failure: SinkError?) {
+        let kick = state.withLock { state -> Bool in
+            state.socket = socket
+            if let failure {
+                state.lastFailure = failure
+            } else {
+                state.written += 1
+                state.stalledSince = nil
+                state.lastFailure = nil
+                state.retryDelayMilliseconds = 100
+            }
+            if state.entries.isEmpty {
+                state.draining = false
+                return false
+            }
+            return true
+        }
+        if kick { queue.async { self.drain() } }
+    }
 
     private func startDraining(_ state: inout State) -> Bool {
         guard !state.draining else { return false }
