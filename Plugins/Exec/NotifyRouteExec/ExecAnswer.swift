@@ -27,7 +27,7 @@ struct ExecAnswer: Sendable {
     static func parse(_ line: [UInt8]) throws(ProtocolError) -> ExecAnswer {
         let text = String(decoding: line, as: UTF8.self)
         guard let object = try? JSONDecoder().decode(Fields.self, from: Data(line)) else {
-            throw ProtocolError(message: "the plugin answered a line that is not a JSON object of the protocol: \(excerpt(text))")
+            throw ProtocolError(message: "the plugin answered a line that is not a JSON object: \(excerpt(text))")
         }
         guard let status = object.status else {
             throw ProtocolError(message: "the plugin's answer has no \"status\": \(excerpt(text))")
