@@ -3,7 +3,11 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Router state kept in a file, so that dedup windows, duplicate counts and replace
 /// handles hold across separate `notify-route send` calls.

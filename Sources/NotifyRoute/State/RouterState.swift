@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// What the router remembers between events: dedup windows with their counts, and the
@@ -94,23 +98,70 @@ public struct RouterState: Codable, Hashable, Sendable {
         inhibitors = try container.decodeIfPresent([String: InhibitorRecord].self, forKey: .inhibitors) ?? [:]
     }
 
-    static func key(sink: String, _ key: String) -> String { "\(sink)\u{1E}\(key)" }
+    /// `sink` and `key` joined by a record separator; concatenation, not interpolation:
+    /// this runs for every event and sink.
+    static func key(sink: String, _ key: String) -> String {
+        var joined = sink
+        joined.reserveCapacity(sink.utf8.count + 1 + key.utf8.count)
+        joined += "\u{1E}"
+        joined += key
+        return joined
+    }
 
     /// Forgets the oldest entries once a map holds more than `maxEntries`, down to 90%
-    /// of it, so that eviction (a sort) runs once per many insertions, not on each.
+    /// of it, so that eviction runs once per many insertions, not on each. The cut-off
+    /// instant is found by selection (linear on average), not by sorting the map: the
+    /// sort of 10,000 keyed records was 15% of the routing benchmark.
     public mutating func evict(maxEntries: Int, now: Date? = nil) {
-        if let now, dedup.count > maxEntries {
+        if let now, dedup.count > maxEntries, dedup.values.contains(where: { $0.expires <= now }) {
             dedup = dedup.filter { $0.value.expires > now }
         }
         let keep = max(1, maxEntries - maxEntries / 10)
         if dedup.count > maxEntries {
-            let oldest = dedup.sorted { $0.value.lastSeen < $1.value.lastSeen }.prefix(dedup.count - keep)
-            for (key, _) in oldest { dedup.removeValue(forKey: key) }
+            Self.dropOldest(&dedup, keeping: keep) { $0.lastSeen }
         }
         if handles.count > maxEntries {
-            let oldest = handles.sorted { $0.value.lastUsed < $1.value.lastUsed }.prefix(handles.count - keep)
-            for (key, _) in oldest { handles.removeValue(forKey: key) }
+            Self.dropOldest(&handles, keeping: keep) { $0.lastUsed }
         }
+    }
+
+    /// Removes all but the `keep` newest values of `map` by `stamp`; of values stamped
+    /// exactly at the cut-off, only as many as needed go. Removes in place: rebuilding
+    /// the map would copy every key that stays.
+    private static func dropOldest<Value>(_ map: inout [String: Value], keeping keep: Int, stamp: (Value) -> Date) {
+        let surplus = map.count - keep
+        guard surplus > 0 else { return }
+        var stamps = map.values.map { stamp($0).timeIntervalSinceReferenceDate }
+        let cutoff = select(&stamps, rank: surplus - 1)  // the newest of the values to drop
+        var atCutoff = surplus - stamps.reduce(0) { $0 + ($1 < cutoff ? 1 : 0) }
+        var doomed: [String] = []
+        doomed.reserveCapacity(surplus)
+        for (key, value) in map {
+            let time = stamp(value).timeIntervalSinceReferenceDate
+            if time < cutoff {
+                doomed.append(key)
+            } else if time == cutoff && atCutoff > 0 {
+                atCutoff -= 1
+                doomed.append(key)
+            }
+        }
+        for key in doomed { map.removeValue(forKey: key) }
+    }
+
+    /// The value of rank `rank` (0 = smallest) in `values`, by quickselect; reorders `values`.
+    private static func select(_ values: inout [Double], rank: Int) -> Double {
+        var low = 0, high = values.count - 1
+        while low < high {
+            let pivot = values[low + (high - low) / 2]
+            var i = low, j = high
+            while i <= j {
+                while values[i] < pivot { i += 1 }
+                while values[j] > pivot { j -= 1 }
+                if i <= j { values.swapAt(i, j); i += 1; j -= 1 }
+            }
+            if rank <= j { high = j } else if rank >= i { low = i } else { return values[rank] }
+        }
+        return values[rank]
     }
 }
 
