@@ -20,18 +20,28 @@ public final class NotificationRouter: Sendable {
     let store: any RouterStateStore
     let clock: any RouterClock
     let logger: Logger
+    /// Labels and targets of the config, made once (see ``RoutingPlan/Tables``).
+    let tables: RoutingPlan.Tables
+    let countUpdates: CountUpdateCoalescer
 
-    struct SinkInstance: Sendable {
-        var declaration: SinkDeclaration
-        var sink: any NotificationSink
-        var deadline: Duration
+    /// A class: every delivery refers to its sink's instance, none copies a declaration.
+    final class SinkInstance: Sendable {
+        let declaration: SinkDeclaration
+        let sink: any NotificationSink
+        let deadline: Duration
+
+        init(declaration: SinkDeclaration, sink: any NotificationSink, deadline: Duration) {
+            self.declaration = declaration
+            self.sink = sink
+            self.deadline = deadline
+        }
     }
 
     /// Makes every sink of `configuration` with its plugin from `registry`.
     public convenience init(
         configuration: RouterConfiguration, registry: SinkRegistry,
         store: any RouterStateStore = InMemoryStateStore(), clock: any RouterClock = SystemClock(),
-        logger: Logger = Logger(label: "notify-route.router")
+        logger: Logger = Logger(label: "notify-route.router"), countUpdateInterval: Duration = .seconds(1)
     ) throws(ConfigError) {
         var sinks: [String: any NotificationSink] = [:]
         for declaration in configuration.sinks {
@@ -48,15 +58,19 @@ public final class NotificationRouter: Sendable {
                 throw ConfigError("sink \"\(declaration.name)\": \(error)", at: declaration.location)
             }
         }
-        try self.init(configuration: configuration, sinks: sinks, store: store, clock: clock, logger: logger)
+        try self.init(configuration: configuration, sinks: sinks, store: store, clock: clock, logger: logger,
+                      countUpdateInterval: countUpdateInterval)
     }
 
     /// Uses the sinks given, by instance name. Names the config routes to but does not
     /// declare are accepted here (kind `custom`), so a router can be built entirely in code.
+    ///
+    /// `countUpdateInterval` is the least time between two count updates of one
+    /// notification when duplicates keep coming (see ``SuppressionReason/duplicate(count:window:updatedInPlace:)``).
     public init(
         configuration: RouterConfiguration, sinks: [String: any NotificationSink],
         store: any RouterStateStore = InMemoryStateStore(), clock: any RouterClock = SystemClock(),
-        logger: Logger = Logger(label: "notify-route.router")
+        logger: Logger = Logger(label: "notify-route.router"), countUpdateInterval: Duration = .seconds(1)
     ) throws(ConfigError) {
         var configuration = configuration
         for name in sinks.keys.sorted() where configuration.sink(named: name) == nil {
@@ -80,6 +94,8 @@ public final class NotificationRouter: Sendable {
         self.store = store
         self.clock = clock
         self.logger = logger
+        self.tables = RoutingPlan.Tables(configuration, instances: instances)
+        self.countUpdates = CountUpdateCoalescer(minimumInterval: countUpdateInterval)
     }
 
     /// The sink made for an instance name.
@@ -102,7 +118,7 @@ public final class NotificationRouter: Sendable {
         guard plan.droppedBy == nil else { return report }
 
         // Wave 1: every target at once. Wave 2: failover sinks of the routes whose sinks failed.
-        report.outcomes = await deliver(plan.targets, plan: plan, failoverFor: [:])
+        report.outcomes = await deliver(plan.targets, plan: plan, resolved: report.event, failoverFor: [:])
         var failover: [String: [String]] = [:]  // failover sink -> the sinks it stands in for
         var targets: [RoutingPlan.Target] = []  // in order, each under the route of the first sink it stands in for
         for (target, outcome) in zip(plan.targets, report.outcomes) {
@@ -112,14 +128,16 @@ public final class NotificationRouter: Sendable {
             default: continue
             }
             for name in route.failover where !plan.targets.contains(where: { $0.sinkName == name }) {
-                if failover[name] == nil { targets.append(RoutingPlan.Target(sinkName: name, label: target.label, route: route)) }
+                if failover[name] == nil {
+                    targets.append(RoutingPlan.Target(sinkName: name, label: target.label, route: route, instance: instances[name]))
+                }
                 failover[name, default: []].append(target.sinkName)
             }
         }
         if !targets.isEmpty {
-            report.outcomes += await deliver(targets, plan: plan, failoverFor: failover)
+            report.outcomes += await deliver(targets, plan: plan, resolved: report.event, failoverFor: failover)
         }
-        for outcome in report.outcomes {
+        for outcome in report.outcomes where !outcome.status.isSuccess {
             switch outcome.status {
             case .failed(let error):
                 logger.warning("sink failed", metadata: ["sink": "\(outcome.sink)", "error": "\(error.message)"])
@@ -151,14 +169,17 @@ public final class NotificationRouter: Sendable {
     /// of them in one state transaction, deliveries at once, then one transaction for
     /// what the state must remember. One transaction each way keeps a file-backed store
     /// to two locked read-writes per wave, and makes the decisions of one event atomic.
+    /// `resolved` is the event as the cascade resolved it without route and sink layers.
     private func deliver(
-        _ targets: [RoutingPlan.Target], plan: RoutingPlan, failoverFor: [String: [String]]
+        _ targets: [RoutingPlan.Target], plan: RoutingPlan, resolved: ResolvedEvent, failoverFor: [String: [String]]
     ) async -> [SinkOutcome] {
         var outcomes: [SinkOutcome] = []
+        outcomes.reserveCapacity(targets.count)
         var pending: [PendingDelivery] = []
+        pending.reserveCapacity(targets.count)
         for (index, target) in targets.enumerated() {
-            let failoverLabel = failoverFor[target.sinkName]?.joined(separator: ", ")
-            guard let instance = instances[target.sinkName] else {
+            let failoverLabel = failoverFor.isEmpty ? nil : failoverFor[target.sinkName]?.joined(separator: ", ")
+            guard let instance = target.instance ?? instances[target.sinkName] else {
                 outcomes.append(SinkOutcome(
                     sink: target.sinkName, kind: "?", status: .unavailable(reason: "no sink named \"\(target.sinkName)\" in the config"),
                     route: target.label, failoverFor: failoverLabel))
@@ -166,109 +187,131 @@ public final class NotificationRouter: Sendable {
             }
             var outcome = SinkOutcome(sink: target.sinkName, kind: instance.declaration.kind, status: .delivered,
                                       route: target.label, failoverFor: failoverLabel)
-            let event = fitted(resolve(plan, route: target.route, declaration: instance.declaration),
-                               to: instance.sink.capabilities, notes: &outcome.notes)
+            let capabilities = instance.sink.capabilities
+            let event = fitted(resolve(resolved, plan: plan, route: target.route, declaration: instance.declaration),
+                               to: capabilities, notes: &outcome.notes)
             if let minimum = instance.declaration.minimumLevel, event.level < minimum {
                 outcome.status = .suppressed(.belowMinimumLevel(minimum))
             }
             outcomes.append(outcome)
             if case .suppressed = outcome.status { continue }
-            pending.append(PendingDelivery(index: index, target: target, instance: instance, event: event))
+            pending.append(PendingDelivery(
+                index: index, target: target, instance: instance, capabilities: capabilities, event: event,
+                stateKey: RouterState.key(sink: target.sinkName, event.dedupKey)))
         }
 
         // Step 4: policy, decided against the remembered state in one transaction.
         let now = clock.now()
         let maxEntries = configuration.state.maxEntries
         let inhibitRules = configuration.inhibitRules
-        let decisions: [PolicyDecision]
+        var decisions: [PolicyDecision]
+        var flushes: [CountUpdateCoalescer.Flush] = []
         do {
-            decisions = try store.withState { state in
-                pending.map { item in
-                    PolicyDecision.decide(for: item.event, sink: item.target.sinkName, route: item.target.route,
-                                          routeKey: item.target.label, inhibitRules: inhibitRules,
-                                          capabilities: item.instance.sink.capabilities, now: now, state: &state,
-                                          maxEntries: maxEntries)
+            (decisions, flushes) = try store.withState { state in
+                var flushes: [CountUpdateCoalescer.Flush] = []
+                let decisions = pending.map { item in
+                    var decision = PolicyDecision.decide(
+                        for: item.event, sink: item.target.sinkName, route: item.target.route, routeKey: item.target.label,
+                        inhibitRules: inhibitRules, capabilities: item.capabilities, now: now, state: &state,
+                        maxEntries: maxEntries, dedupStateKey: item.stateKey)
+                    if item.capabilities.canReplace {
+                        // Inside the transaction: a duplicate and its original's commit cannot pass each other.
+                        if let flush = coalesce(&decision, item, now: now) { flushes.append(flush) }
+                    }
+                    return decision
                 }
+                return (decisions, flushes)
             }
         } catch {
             // State that cannot be read must not stop delivery: deliver as new and say so.
             for item in pending { outcomes[item.index].notes.append("state unavailable (\(error)); dedup and replace skipped") }
             decisions = pending.map { _ in PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false) }
         }
+        for flush in flushes { schedule(flush) }
 
         // Step 5: deliver, each under its own deadline, all at once. Sinks that answer
         // without blocking (``SinkCapabilities/deliversInline``) are called directly, one
         // after the other: no child task, no deadline task and timer (see `attempt`).
-        let work = zip(pending, decisions).filter { item, decision in !(decision.suppressed != nil && decision.intent == .show) }
-        var results: [Int: (Result<SinkReceipt, SinkError>?, Duration)] = [:]
-        if work.allSatisfy({ item, _ in item.instance.sink.capabilities.deliversInline }) {
-            for (item, decision) in work {
+        var results = [(Result<SinkReceipt, SinkError>?, Duration)](repeating: (nil, .zero), count: targets.count)
+        var allInline = true
+        for (item, decision) in zip(pending, decisions) where decision.sendsSomething && !item.capabilities.deliversInline {
+            allInline = false
+        }
+        if allInline {
+            for (item, decision) in zip(pending, decisions) where decision.sendsSomething {
                 let (index, result, duration) = await deliverOne(item, decision)
                 results[index] = (result, duration)
             }
         } else {
             results = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { group in
-                for (item, decision) in work {
+                for (item, decision) in zip(pending, decisions) where decision.sendsSomething {
                     group.addTask { await self.deliverOne(item, decision) }
                 }
-                var results: [Int: (Result<SinkReceipt, SinkError>?, Duration)] = [:]
-                for await (index, result, duration) in group { results[index] = (result, duration) }
-                return results
+                var collected = results
+                for await (index, result, duration) in group { collected[index] = (result, duration) }
+                return collected
             }
         }
 
         // What the state must remember: handles of what was shown; windows of failures undone.
-        var commits: [(event: ResolvedEvent, sink: String, handle: SinkHandle?)] = []
+        var commits: [(item: Int, handle: SinkHandle?)] = []
         var rollbacks: [String] = []
-        for (item, decision) in zip(pending, decisions) {
-            var outcome = outcomes[item.index]
-            let (result, duration) = results[item.index] ?? (nil, .zero)
-            outcome.duration = duration
+        var finishedUpdates: [String] = []
+        for (position, (item, decision)) in zip(pending, decisions).enumerated() {
+            let (result, duration) = results[item.index]
+            outcomes[item.index].duration = duration
             if let summary = decision.summary {
-                outcome.notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
+                outcomes[item.index].notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
             }
             if let suppressed = decision.suppressed {
                 // A duplicate: suppressed, with the earlier notification's count updated where the sink can.
                 if case .duplicate(let count, let window, _) = suppressed {
                     var updated = false
-                    if case .failure(let error)? = result { outcome.notes.append("count update failed: \(error.message)") }
+                    if case .updateDuplicateCount = decision.intent { finishedUpdates.append(item.stateKey) }
+                    if case .failure(let error)? = result { outcomes[item.index].notes.append("count update failed: \(error.message)") }
                     if case .success? = result { updated = true }
-                    outcome.status = .suppressed(.duplicate(count: count, window: window, updatedInPlace: updated))
+                    if decision.coalesced {
+                        outcomes[item.index].notes.append("count update coalesced: the notification will show the latest count")
+                    }
+                    outcomes[item.index].status = .suppressed(.duplicate(count: count, window: window, updatedInPlace: updated))
                 } else {
-                    outcome.status = .suppressed(suppressed)
+                    outcomes[item.index].status = .suppressed(suppressed)
                 }
             } else if let result {
                 switch result {
                 case .success(let receipt):
-                    outcome.handle = receipt.handle
-                    outcome.notes += receipt.notes
+                    outcomes[item.index].handle = receipt.handle
+                    if !receipt.notes.isEmpty { outcomes[item.index].notes += receipt.notes }
                     switch (receipt.disposition, decision.intent) {
-                    case (.queued(let reason), _): outcome.status = .queued(reason: reason)
-                    case (.delivered, .replace(let previous)): outcome.status = .replaced(previous: previous)
-                    case (.delivered, _): outcome.status = .delivered
+                    case (.queued(let reason), _): outcomes[item.index].status = .queued(reason: reason)
+                    case (.delivered, .replace(let previous)): outcomes[item.index].status = .replaced(previous: previous)
+                    case (.delivered, _): outcomes[item.index].status = .delivered
                     }
-                    commits.append((item.event, item.target.sinkName, receipt.handle))
+                    commits.append((position, receipt.handle))
                 case .failure(let error):
-                    outcome.status = SinkOutcome.Status(failure: error)
+                    outcomes[item.index].status = SinkOutcome.Status(failure: error)
                     // A failed delivery must not make the next attempt look like a duplicate.
-                    if decision.createdWindow { rollbacks.append(RouterState.key(sink: item.target.sinkName, item.event.dedupKey)) }
+                    if decision.createdWindow { rollbacks.append(item.stateKey) }
                 }
             }
-            outcomes[item.index] = outcome
         }
         let inhibits = !inhibitRules.isEmpty && !commits.isEmpty
-        if !commits.contains(where: { $0.handle != nil }) && rollbacks.isEmpty && !inhibits { return outcomes }
-        let committed = clock.now()
-        _ = try? store.withState { state in
-            for commit in commits {
-                PolicyDecision.commit(event: commit.event, sink: commit.sink, handle: commit.handle, now: committed, state: &state)
+        if commits.contains(where: { $0.handle != nil }) || !rollbacks.isEmpty || inhibits {
+            let committed = clock.now()
+            _ = try? store.withState { state in
+                for commit in commits {
+                    let item = pending[commit.item]
+                    PolicyDecision.commit(event: item.event, sink: item.target.sinkName, handle: commit.handle, now: committed,
+                                          state: &state, dedupStateKey: item.stateKey)
+                }
+                if inhibits, let first = commits.first {
+                    PolicyDecision.recordInhibitor(pending[first.item].event, rules: inhibitRules, now: committed, state: &state)
+                }
+                for key in rollbacks { state.dedup.removeValue(forKey: key) }
+                if state.handles.count > maxEntries { state.evict(maxEntries: maxEntries) }
             }
-            if inhibits, let event = commits.first?.event {
-                PolicyDecision.recordInhibitor(event, rules: inhibitRules, now: committed, state: &state)
-            }
-            for key in rollbacks { state.dedup.removeValue(forKey: key) }
-            if state.handles.count > maxEntries { state.evict(maxEntries: maxEntries) }
         }
+        if !countUpdates.isEmpty { settleCountUpdates(pending, decisions, results, finishedUpdates) }
         return outcomes
     }
 
@@ -286,11 +329,15 @@ public final class NotificationRouter: Sendable {
         return digest
     }
 
-    private struct PendingDelivery: Sendable {
+    struct PendingDelivery: Sendable {
         var index: Int
         var target: RoutingPlan.Target
         var instance: SinkInstance
+        /// Read once per delivery: a sink may compute them (the desktop sink does).
+        var capabilities: SinkCapabilities
         var event: ResolvedEvent
+        /// The sink's name and the dedup key: the state's key, built once per delivery.
+        var stateKey: String
     }
 
     /// One sink's delivery (after a summary of what a policy held back, if any).
@@ -300,16 +347,17 @@ public final class NotificationRouter: Sendable {
             // What a rate limit or quiet hours held back goes out first, as one notification.
             let digest = SinkDelivery(event: Self.summaryEvent(summary, like: item.event), sinkName: item.target.sinkName,
                                       deadline: started.advanced(by: item.instance.deadline))
-            _ = await attempt(item.instance, digest)
+            _ = await attempt(item.instance, digest, inline: item.capabilities.deliversInline)
         }
         let delivery = SinkDelivery(event: item.event, sinkName: item.target.sinkName, intent: decision.intent,
                                     deadline: started.advanced(by: item.instance.deadline), duplicateCount: decision.count)
-        return (item.index, await attempt(item.instance, delivery), ContinuousClock.now - started)
+        return (item.index, await attempt(item.instance, delivery, inline: item.capabilities.deliversInline), ContinuousClock.now - started)
     }
 
-    func attempt(_ instance: SinkInstance, _ delivery: SinkDelivery) async -> Result<SinkReceipt, SinkError> {
+    /// `inline`: the sink's ``SinkCapabilities/deliversInline`` when the caller has read them.
+    func attempt(_ instance: SinkInstance, _ delivery: SinkDelivery, inline: Bool? = nil) async -> Result<SinkReceipt, SinkError> {
         let sink = instance.sink
-        if sink.capabilities.deliversInline {
+        if inline ?? sink.capabilities.deliversInline {
             // Answers at once by its own word: the deadline machinery would cost more than the delivery.
             do { return .success(try await sink.deliver(delivery)) } catch { return .failure(SinkError(wrapping: error)) }
         }
@@ -323,6 +371,10 @@ public final class NotificationRouter: Sendable {
 
     /// Caps title and body at the sink's limits, with a marker, and drops actions it cannot show.
     func fitted(_ event: ResolvedEvent, to capabilities: SinkCapabilities, notes: inout [String]) -> ResolvedEvent {
+        if capabilities.maxTitleLength == nil && capabilities.maxBodyLength == nil
+            && (event.actions.isEmpty || capabilities.supportsActions) {
+            return event
+        }
         var event = event
         event.title = TextSanitizer.truncate(event.title, to: capabilities.maxTitleLength)
         if let body = event.body { event.body = TextSanitizer.truncate(body, to: capabilities.maxBodyLength) }
@@ -371,9 +423,12 @@ public final class NotificationRouter: Sendable {
 
     /// Lets every sink finish what it shows or queued (see ``NotificationSink/finish()``),
     /// waiting at most `limit` in all; the CLI calls it before exiting.
+    /// Count updates still pending (duplicates coalesced during a burst) go out first,
+    /// so the notification ends showing the final count.
     public func finish(within limit: Duration) async {
         let sinks = instances.values.map(\.sink)
         _ = await Deadline.run(within: limit) {
+            await self.flushCountUpdates()
             await withTaskGroup(of: Void.self) { group in
                 for sink in sinks { group.addTask { await sink.finish() } }
             }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Step 4 of the pipeline for one sink, decided against the remembered state: is this
 /// a duplicate inside the dedup window, and does it replace something shown before?
@@ -10,6 +14,12 @@ struct PolicyDecision: Sendable {
     var createdWindow: Bool
     /// Events held back earlier (rate limit, quiet hours), to be summarised before this one.
     var summary: HeldSummary? = nil
+    /// A duplicate whose count update waits to go out later with a later count
+    /// (see ``CountUpdateCoalescer``).
+    var coalesced = false
+
+    /// Whether the sink is asked anything: a show, a replace, or a count update.
+    var sendsSomething: Bool { suppressed == nil || intent != .show }
 
     struct HeldSummary: Sendable, Hashable {
         var held: Int
@@ -21,13 +31,14 @@ struct PolicyDecision: Sendable {
     /// Everything step 4 looks at, in order: inhibition, quiet hours, dedup, rate limit, replace.
     static func decide(
         for event: ResolvedEvent, sink: String, route: Route?, routeKey: String, inhibitRules: [InhibitRule],
-        capabilities: SinkCapabilities, now: Date, state: inout RouterState, maxEntries: Int
+        capabilities: SinkCapabilities, now: Date, state: inout RouterState, maxEntries: Int, dedupStateKey: String? = nil
     ) -> PolicyDecision {
-        let subject = MatchSubject(event)
-        if let inhibitor = activeInhibitor(for: subject, event: event, rules: inhibitRules, now: now, state: &state) {
+        if !inhibitRules.isEmpty,
+           let inhibitor = activeInhibitor(for: MatchSubject(event), event: event, rules: inhibitRules, now: now, state: &state) {
             return PolicyDecision(intent: .show, count: 1, suppressed: .inhibited(by: inhibitor), createdWindow: false)
         }
-        let policyKey = "\(routeKey)\u{1E}\(sink)"
+        // Built only for routes with quiet hours or a rate limit: most have neither.
+        var policyKey: String { routeKey + "\u{1E}" + sink }
         if let quiet = route?.quietHours, let window = quiet.activeWindow(at: now), event.level < quiet.breakthrough {
             var record = state.quiet[policyKey] ?? RouterState.HeldRecord(periodStart: now)
             record.hold(event)
@@ -36,7 +47,7 @@ struct PolicyDecision: Sendable {
                                   createdWindow: false)
         }
         var decision = decideDedupAndReplace(for: event, sink: sink, window: route?.dedupWindow, capabilities: capabilities,
-                                             now: now, state: &state, maxEntries: maxEntries)
+                                             now: now, state: &state, maxEntries: maxEntries, dedupStateKey: dedupStateKey)
         guard decision.suppressed == nil else { return decision }
         if let rate = route?.rateLimit {
             var record = state.rates[policyKey] ?? RouterState.HeldRecord(periodStart: now)
@@ -50,7 +61,7 @@ struct PolicyDecision: Sendable {
                 state.rates[policyKey] = record
                 if decision.createdWindow {
                     // Held, not shown: the next identical event must not count as a duplicate of it.
-                    state.dedup.removeValue(forKey: RouterState.key(sink: sink, event.dedupKey))
+                    state.dedup.removeValue(forKey: dedupStateKey ?? RouterState.key(sink: sink, event.dedupKey))
                 }
                 return PolicyDecision(intent: .show, count: 1, suppressed: .rateLimited(max: rate.max, per: rate.per, held: record.held),
                                       createdWindow: false)
@@ -66,7 +77,8 @@ struct PolicyDecision: Sendable {
             state.rates[policyKey] = record
         }
         // Out of quiet hours: what they held goes out as a summary with this event.
-        if route?.quietHours?.activeWindow(at: now) == nil, let record = state.quiet.removeValue(forKey: policyKey), record.held > 0 {
+        if !state.quiet.isEmpty, route?.quietHours?.activeWindow(at: now) == nil,
+           let record = state.quiet.removeValue(forKey: policyKey), record.held > 0 {
             let earlier = decision.summary
             decision.summary = HeldSummary(
                 held: record.held + (earlier?.held ?? 0), sources: record.sources.merging(earlier?.sources ?? [:], uniquingKeysWith: +),
@@ -107,12 +119,12 @@ struct PolicyDecision: Sendable {
 
     static func decideDedupAndReplace(
         for event: ResolvedEvent, sink: String, window: Duration?, capabilities: SinkCapabilities, now: Date,
-        state: inout RouterState, maxEntries: Int
+        state: inout RouterState, maxEntries: Int, dedupStateKey: String? = nil
     ) -> PolicyDecision {
         var count = 1
         var createdWindow = false
         if let window {
-            let key = RouterState.key(sink: sink, event.dedupKey)
+            let key = dedupStateKey ?? RouterState.key(sink: sink, event.dedupKey)
             if var record = state.dedup[key], now.timeIntervalSince(record.firstSeen) < window.seconds {
                 record.count += 1
                 record.lastSeen = now
@@ -141,13 +153,15 @@ struct PolicyDecision: Sendable {
     }
 
     /// After a successful delivery: remember the handle for the replace key and the dedup window.
-    static func commit(event: ResolvedEvent, sink: String, handle: SinkHandle?, now: Date, state: inout RouterState) {
+    static func commit(
+        event: ResolvedEvent, sink: String, handle: SinkHandle?, now: Date, state: inout RouterState, dedupStateKey: String? = nil
+    ) {
         guard let handle else { return }
         if let replaceKey = event.replaceKey {
             state.handles[RouterState.key(sink: sink, replaceKey)] = RouterState.HandleRecord(handle: handle, lastUsed: now)
         }
-        let dedupKey = RouterState.key(sink: sink, event.dedupKey)
-        if state.dedup[dedupKey] != nil { state.dedup[dedupKey]?.handle = handle }
+        // One lookup: `dedup[key]?.handle = handle` changes nothing when the key is absent.
+        state.dedup[dedupStateKey ?? RouterState.key(sink: sink, event.dedupKey)]?.handle = handle
     }
 }
 

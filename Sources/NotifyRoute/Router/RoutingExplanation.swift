@@ -1,4 +1,3 @@
-import Foundation
 
 /// Why an event would go where it goes: which rules and routes matched and why, the
 /// resolved event, and what each sink would do. Nothing is sent to get one.
@@ -31,7 +30,7 @@ public struct RoutingExplanation: Sendable, CustomStringConvertible {
         var lines: [String] = []
         lines.append("event: [\(event.level.rawValue)] \(event.title)" + (event.body.map { " — \($0.split(separator: "\n").first ?? "")" } ?? ""))
         lines.append("  app \(event.app), source \(event.source ?? "(none)"), timeout \(event.timeout), tags \(event.tags.isEmpty ? "(none)" : event.tags.sorted().joined(separator: ","))")
-        lines.append("  dedup key \(event.dedupKey.replacingOccurrences(of: "\u{1F}", with: "|")), replace key \(event.replaceKey ?? "(none)")")
+        lines.append("  dedup key \(String(event.dedupKey.map { $0 == "\u{1F}" ? "|" : $0 })), replace key \(event.replaceKey ?? "(none)")")
         lines.append("rules:")
         if rules.isEmpty { lines.append("  (none)") }
         for step in rules {

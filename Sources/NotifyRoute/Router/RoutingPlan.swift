@@ -2,12 +2,41 @@
 /// normalised event, what the rules did, which routes matched, and the sinks it goes to.
 /// `send`, `--dry-run` and `explain` all start from one.
 struct RoutingPlan: Sendable {
-    struct Target: Sendable {
-        var sinkName: String
+    /// A class, made once per route when the router is built: a plan refers to its
+    /// targets instead of copying a ``Route`` (a score of reference-counted fields) per event.
+    final class Target: Sendable {
+        let sinkName: String
         /// `route 2 "pager"`, `fallback`, `--sink`.
-        var label: String
+        let label: String
         /// `nil` for the fallback and for `--sink`.
-        var route: Route?
+        let route: Route?
+        /// The sink's instance, when the router knows the name.
+        let instance: NotificationRouter.SinkInstance?
+
+        init(sinkName: String, label: String, route: Route?, instance: NotificationRouter.SinkInstance? = nil) {
+            self.sinkName = sinkName
+            self.label = label
+            self.route = route
+            self.instance = instance
+        }
+    }
+
+    /// What a router computes once from its config for ``NotificationRouter/plan(_:only:tracing:)``.
+    struct Tables: Sendable {
+        var ruleLabels: [String]
+        var routeLabels: [String]
+        /// Per route, one target per sink it names.
+        var routeTargets: [[Target]]
+        var fallbackTargets: [Target]
+
+        init(_ config: RouterConfiguration, instances: [String: NotificationRouter.SinkInstance]) {
+            ruleLabels = config.rules.enumerated().map { NotificationRouter.label("rule", $0.offset, $0.element.name) }
+            routeLabels = config.routes.enumerated().map { NotificationRouter.label("route", $0.offset, $0.element.name) }
+            routeTargets = zip(config.routes, routeLabels).map { route, label in
+                route.sinks.map { Target(sinkName: $0, label: label, route: route, instance: instances[$0]) }
+            }
+            fallbackTargets = config.fallback.map { Target(sinkName: $0, label: "fallback", route: nil, instance: instances[$0]) }
+        }
     }
 
     struct Trace: Sendable {
@@ -38,7 +67,7 @@ extension NotificationRouter {
 
         // Rules: every match applies, in file order, each seeing what the earlier ones left.
         for (index, rule) in config.rules.enumerated() {
-            let label = Self.label("rule", index, rule.name)
+            let label = tables.ruleLabels[index]
             let matched: Bool
             if tracing {
                 let verdict = rule.matcher.explain(plan.subject)
@@ -58,7 +87,7 @@ extension NotificationRouter {
         }
 
         if let sinkNames {
-            plan.targets = sinkNames.map { RoutingPlan.Target(sinkName: $0, label: "--sink", route: nil) }
+            plan.targets = sinkNames.map { RoutingPlan.Target(sinkName: $0, label: "--sink", route: nil, instance: instances[$0]) }
             plan.matchedRoutes = ["--sink"]
             return plan
         }
@@ -66,7 +95,7 @@ extension NotificationRouter {
         // Routes: first match wins unless it says `continue`.
         var stopped = false
         for (index, route) in config.routes.enumerated() {
-            let label = Self.label("route", index, route.name)
+            let label = tables.routeLabels[index]
             if stopped {
                 if tracing { plan.routeTraces.append(.init(label: label, matched: false, reasons: ["not tried: an earlier route matched without `continue`"], detail: "")) }
                 continue
@@ -84,8 +113,8 @@ extension NotificationRouter {
             }
             guard matched else { continue }
             plan.matchedRoutes.append(label)
-            for sink in route.sinks where !plan.targets.contains(where: { $0.sinkName == sink }) {
-                plan.targets.append(.init(sinkName: sink, label: label, route: route))
+            for target in tables.routeTargets[index] where !plan.targets.contains(where: { $0.sinkName == target.sinkName }) {
+                plan.targets.append(target)
             }
             if !route.continues { stopped = true }
         }
@@ -95,7 +124,7 @@ extension NotificationRouter {
                 plan.notes.append("no route matched and the config has no fallback; nothing was sent")
             } else {
                 plan.matchedRoutes = ["fallback"]
-                plan.targets = config.fallback.map { .init(sinkName: $0, label: "fallback", route: nil) }
+                plan.targets = tables.fallbackTargets
             }
         }
         return plan
@@ -118,29 +147,48 @@ extension NotificationRouter {
     func resolve(_ plan: RoutingPlan, route: Route?, declaration: SinkDeclaration?) -> ResolvedEvent {
         let explicit = plan.explicit
         let rules = plan.ruleLayer
-        let routeLayer = route?.effects ?? EventEffects()
         let defaults = configuration.defaults
         let subject = plan.subject
         let style = configuration.style(for: subject.level)
         var fields = rules.fields
-        fields.merge(explicit.fields) { _, explicitValue in explicitValue }
-        return ResolvedEvent(
+        if !explicit.fields.isEmpty { fields.merge(explicit.fields) { _, explicitValue in explicitValue } }
+        let event = ResolvedEvent(
             title: explicit.title,
             body: explicit.body,
             level: subject.level,
-            timeout: explicit.timeout ?? declaration?.timeout ?? routeLayer.timeout ?? rules.timeout ?? style.timeout,
-            app: explicit.app ?? declaration?.app ?? routeLayer.app ?? rules.app ?? defaults.app ?? EventDefaults.builtInApp,
+            timeout: explicit.timeout ?? rules.timeout ?? style.timeout,
+            app: explicit.app ?? rules.app ?? defaults.app ?? EventDefaults.builtInApp,
             source: subject.source,
             tags: subject.tags,
             dedupKey: explicit.dedupKey ?? rules.dedupKey?.render(subject),
             replaceKey: explicit.replaceKey ?? rules.replaceKey?.render(subject),
-            icon: explicit.icon ?? declaration?.icon ?? routeLayer.icon ?? rules.icon ?? defaults.icon,
-            category: explicit.category ?? routeLayer.category ?? rules.category ?? defaults.category,
+            icon: explicit.icon ?? rules.icon ?? defaults.icon,
+            category: explicit.category ?? rules.category ?? defaults.category,
             actions: explicit.actions,
             fields: fields,
             messageID: explicit.messageID ?? rules.messageID,
             callSite: explicit.callSite,
             style: style)
+        return resolve(event, plan: plan, route: route, declaration: declaration)
+    }
+
+    /// Lays the route's and the sink's values over `event`, resolved without them: only
+    /// timeout, app, icon and category differ by route or sink, so one resolution serves
+    /// every sink of a wave, and most sinks (setting none of them) share it untouched.
+    func resolve(_ event: ResolvedEvent, plan: RoutingPlan, route: Route?, declaration: SinkDeclaration?) -> ResolvedEvent {
+        let explicit = plan.explicit
+        let routeLayer = route?.effects
+        let timeout = explicit.timeout == nil ? declaration?.timeout ?? routeLayer?.timeout : nil
+        let app = explicit.app == nil ? declaration?.app ?? routeLayer?.app : nil
+        let icon = explicit.icon == nil ? declaration?.icon ?? routeLayer?.icon : nil
+        let category = explicit.category == nil ? routeLayer?.category : nil
+        guard timeout != nil || app != nil || icon != nil || category != nil else { return event }
+        var event = event
+        if let timeout { event.timeout = timeout }
+        if let app { event.app = app }
+        if let icon { event.icon = icon }
+        if let category { event.category = category }
+        return event
     }
 
     static func label(_ what: String, _ index: Int, _ name: String?) -> String {
