@@ -75,6 +75,28 @@ import Testing
         #expect(ClockWindow(parsing: "25:00-01:00") == nil)
     }
 
+    /// The hours are read on the zone's wall clock, daylight saving included: 07:00 comes an
+    /// hour earlier in UTC in summer. Instants from `date -u -d "2027-03-28 04:59:59Z" +%s`,
+    /// their readings from `TZ=Europe/Berlin date -d @1806209999` (and Asia/Kathmandu).
+    @Test func windowsFollowTheZonesDaylightSaving() throws {
+        let berlin = QuietHours(windows: [try #require(ClockWindow(parsing: "22:00-07:00"))], timeZone: "Europe/Berlin")
+        let at = { (seconds: Double) in Date(timeIntervalSince1970: seconds) }
+        #expect(berlin.activeWindow(at: at(1_806_127_199)) != nil)   // 2027-03-27 06:59:59 CET
+        #expect(berlin.activeWindow(at: at(1_806_127_200)) == nil)   // 2027-03-27 07:00:00 CET
+        #expect(berlin.activeWindow(at: at(1_806_209_999)) != nil)   // 2027-03-28 06:59:59 CEST
+        #expect(berlin.activeWindow(at: at(1_806_210_000)) == nil)   // 2027-03-28 07:00:00 CEST
+        #expect(berlin.activeWindow(at: at(1_824_872_399)) != nil)   // 2027-10-30 06:59:59 CEST
+        #expect(berlin.activeWindow(at: at(1_824_872_400)) == nil)   // 2027-10-30 07:00:00 CEST
+        #expect(berlin.activeWindow(at: at(1_824_962_399)) != nil)   // 2027-10-31 06:59:59 CET
+        #expect(berlin.activeWindow(at: at(1_824_962_400)) == nil)   // 2027-10-31 07:00:00 CET
+        let kathmandu = QuietHours(windows: berlin.windows, timeZone: "Asia/Kathmandu")
+        #expect(kathmandu.activeWindow(at: at(1_800_029_699)) == nil)   // 2027-01-15 21:59:59 +0545
+        #expect(kathmandu.activeWindow(at: at(1_800_029_700)) != nil)   // 2027-01-15 22:00:00 +0545
+        let fixed = QuietHours(windows: berlin.windows, timeZone: "GMT+05:45")
+        #expect(fixed.activeWindow(at: at(1_800_029_700)) != nil)
+        #expect(berlin.windows[0].description == "22:00-07:00")
+    }
+
     @Test func belowBreakthroughIsHeldThenSummarised() async throws {
         let fixture = try RouterFixture(Self.yaml)
         fixture.clock.advance(by: .seconds(Self.at(23).timeIntervalSince(fixture.clock.now())))
@@ -152,6 +174,9 @@ import Testing
             == "test.yaml:2:29: route 1 quiet: invalid span \"22-07\"; expected HH:MM-HH:MM, such as \"22:00-07:00\"")
         #expect(error("sinks: { d: { kind: recording } }\nroutes: [ { to: [d], quiet: { hours: [\"22:00-07:00\"], timezone: Mars/Base } } ]\n")
             == "test.yaml:2:65: route 1 quiet: unknown time zone \"Mars/Base\"; expected an IANA name such as Europe/Paris or UTC")
+        #expect(error("sinks: { d: { kind: recording } }\nroutes: [ { to: [d], quiet: { hours: [\"22:00-07:00\"], timezone: Europe/Berln } } ]\n")
+            == "test.yaml:2:65: route 1 quiet: unknown time zone \"Europe/Berln\"; did you mean \"Europe/Berlin\"? expected an IANA name such as Europe/Paris or UTC")
+        #expect(error("sinks: { d: { kind: recording } }\nroutes: [ { to: [d], quiet: { hours: [\"22:00-07:00\"], timezone: Australia/Lord_Howe } } ]\n") == nil)
         #expect(error("sinks: { d: { kind: recording } }\nfallback: [d]\ninhibit: [ { source: {}, target: {}, equal: [sorce] } ]\n")?
             .hasPrefix("test.yaml:3:46: unknown key \"sorce\" in inhibit rule 1 equal; did you mean \"source\"?") == true)
     }

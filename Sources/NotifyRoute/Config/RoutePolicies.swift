@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `rate: { max: 5, per: 1m }` on a route: at most `max` events per sink in each period;
 /// what is held back is counted and summarised ("+37 more from backup") with the first
@@ -29,12 +33,11 @@ public struct QuietHours: Hashable, Sendable {
         self.breakthrough = breakthrough
     }
 
-    /// The window `date` falls in, if any.
+    /// The window `date` falls in, if any, read on the wall clock of ``timeZone`` (daylight
+    /// saving included), or of the machine's zone when there is none or it cannot be read.
     public func activeWindow(at date: Date) -> ClockWindow? {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
-        let parts = calendar.dateComponents([.hour, .minute], from: date)
-        let minute = (parts.hour ?? 0) * 60 + (parts.minute ?? 0)
+        let zone = timeZone.flatMap { try? ZoneInfo.named($0) } ?? ZoneInfo.local()
+        let minute = zone.localTime(atSecondsSince1970: ZoneInfo.wholeSeconds(date.timeIntervalSince1970)).minuteOfDay
         return windows.first { $0.contains(minuteOfDay: minute) }
     }
 }
@@ -65,7 +68,11 @@ public struct ClockWindow: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        String(format: "%02d:%02d-%02d:%02d", start / 60, start % 60, end / 60, end % 60)
+        func clock(_ minutes: Int) -> String {
+            let hour = minutes / 60, minute = minutes % 60
+            return (hour < 10 ? "0\(hour)" : "\(hour)") + ":" + (minute < 10 ? "0\(minute)" : "\(minute)")
+        }
+        return clock(start) + "-" + clock(end)
     }
 }
 

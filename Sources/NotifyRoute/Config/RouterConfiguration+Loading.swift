@@ -243,9 +243,8 @@ extension RouterConfiguration {
             }
             hoursNode = hours
             if let zone = try map.string("timezone") {
-                guard TimeZone(identifier: zone) != nil else {
-                    throw ConfigError("\(context): unknown time zone \"\(zone)\"; expected an IANA name such as Europe/Paris or UTC",
-                                      at: map["timezone"]?.location)
+                if let problem = ZoneInfo.configProblem(zone) {
+                    throw ConfigError("\(context): \(problem)", at: map["timezone"]?.location)
                 }
                 quiet.timeZone = zone
             }
