@@ -19,18 +19,23 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         // Only for `swift package generate-documentation`; it adds no code to any target.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // MARK: Core: no system C library, no knowledge of any sink.
+        // MARK: Core: no system C library but libyaml (the config parser), no knowledge of any sink.
         .target(
             name: "NotifyRoute",
             dependencies: [
-                .product(name: "Yams", package: "Yams"),
+                "CYAML",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .systemLibrary(
+            name: "CYAML",
+            path: "Sources/CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
         ),
 
         // MARK: Sink plugins

@@ -1,5 +1,3 @@
-import Yams
-
 /// A config value with the place it came from, so every error can name file:line:column.
 ///
 /// Built from YAML by ``ConfigNode/parse(yaml:file:)`` or in code with literals, for
@@ -24,47 +22,49 @@ public struct ConfigNode: Hashable, Sendable {
     /// describe an enormous tree ("billion laughs"); past this it is refused.
     public static let maximumNodeCount = 100_000
 
+    /// The deepest a value may sit (the top-level mapping is at 0): a config is shallow,
+    /// and a deeper file is a mistake or an attack on the parser.
+    public static let maximumDepth = 64
+
+    /// The plain scalars that mean "nothing" (YAML 1.1's null); quoted, they are strings.
+    static let nullSpellings: Set<String> = ["", "~", "null", "Null", "NULL"]
+
     /// Parses YAML text; `file` is the name used in error messages.
+    ///
+    /// libyaml's event parser composes the tree (``YAMLComposer``); every value is kept
+    /// as the string written, and only a plain empty, `~` or `null` is null: the readers
+    /// of ``ConfigMapping`` decide what `true` or `5` means where they expect it.
     public static func parse(yaml: String, file: String) throws(ConfigError) -> ConfigNode {
-        let root: Node?
-        do {
-            root = try Parser(yaml: yaml).singleRoot()
-        } catch let error as YamlError {
-            throw ConfigError(yamlError: error, file: file)
-        } catch {
-            throw ConfigError("cannot parse YAML: \(error)", at: SourceLocation(file: file, line: 1, column: 1))
+        guard let root = try YAMLComposer.singleRoot(yaml: yaml, file: file) else {
+            return ConfigNode(.null, at: SourceLocation(file: file, line: 1, column: 1))
         }
-        guard let root else { return ConfigNode(.null, at: SourceLocation(file: file, line: 1, column: 1)) }
         var budget = maximumNodeCount
         return try convert(root, file: file, budget: &budget, depth: 0)
     }
 
-    private static func convert(_ node: Node, file: String, budget: inout Int, depth: Int) throws(ConfigError) -> ConfigNode {
-        let location = node.mark.map { SourceLocation(file: file, line: $0.line, column: $0.column) }
-            ?? SourceLocation(file: file, line: 1, column: 1)
+    private static func convert(_ node: YAMLNode, file: String, budget: inout Int, depth: Int) throws(ConfigError) -> ConfigNode {
+        let location = SourceLocation(file: file, line: node.mark.line, column: node.mark.column)
         budget -= 1
         guard budget >= 0 else {
             throw ConfigError(
                 "config expands to more than \(maximumNodeCount) values (YAML aliases nested too deep?); refusing to load it",
                 at: location)
         }
-        guard depth < 64 else {
-            throw ConfigError("config is nested more than 64 levels deep; expected a shallow mapping", at: location)
-        }
+        guard depth < maximumDepth else { throw ConfigError.tooDeep(at: location) }
         switch node {
-        case .scalar(let scalar):
-            if scalar.style == .plain, ["", "~", "null", "Null", "NULL"].contains(scalar.string) {
+        case .scalar(let text, let plain, _):
+            if plain, nullSpellings.contains(text) {
                 return ConfigNode(.null, at: location)
             }
-            return ConfigNode(.scalar(scalar.string), at: location)
-        case .sequence(let sequence):
+            return ConfigNode(.scalar(text), at: location)
+        case .sequence(let sequence, _):
             var items: [ConfigNode] = []
             items.reserveCapacity(sequence.count)
             for item in sequence {
                 items.append(try convert(item, file: file, budget: &budget, depth: depth + 1))
             }
             return ConfigNode(.sequence(items), at: location)
-        case .mapping(let mapping):
+        case .mapping(let mapping, _):
             var entries: [ConfigEntry] = []
             entries.reserveCapacity(mapping.count)
             for (key, value) in mapping {
@@ -76,8 +76,6 @@ public struct ConfigNode: Hashable, Sendable {
                 entries.append(ConfigEntry(key: name, keyLocation: keyNode.location, value: valueNode))
             }
             return ConfigNode(.mapping(entries), at: location)
-        case .alias:
-            throw ConfigError("YAML aliases are not supported here; write the value out", at: location)
         }
     }
 
@@ -121,30 +119,11 @@ extension ConfigNode: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, E
 }
 
 extension ConfigError {
-    init(yamlError error: YamlError, file: String) {
-        func at(_ mark: Mark) -> SourceLocation { SourceLocation(file: file, line: mark.line, column: mark.column) }
-        switch error {
-        case .scanner(let context, let problem, let mark, _),
-             .parser(let context, let problem, let mark, _),
-             .composer(let context, let problem, let mark, _):
-            if problem.hasPrefix("Maximum nesting level reached") {
-                // libyaml's own limit (1000), met before ours: say it as ours, not as its C API.
-                self.init("config is nested more than 64 levels deep; expected a shallow mapping", at: at(mark))
-                return
-            }
-            let prefix = context.map { "\($0.text.trimmingWhitespace()): " } ?? ""
-            self.init("invalid YAML: \(prefix)\(problem)", at: at(mark))
-        case .reader(let problem, let offset, _, let yaml):
-            let location = offset.map { ConfigError.location(ofByteOffset: $0, in: yaml, file: file) }
-            self.init("invalid YAML: \(problem)", at: location ?? SourceLocation(file: file, line: 1, column: 1))
-        case .duplicatedKeysInMapping(let duplicates, let context):
-            let keys = duplicates.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
-            self.init("duplicate key \(keys) in one mapping; each key may appear once", at: at(context.mark))
-        default:
-            self.init("invalid YAML: \(error)", at: SourceLocation(file: file, line: 1, column: 1))
-        }
+    static func tooDeep(at location: SourceLocation) -> ConfigError {
+        ConfigError("config is nested more than \(ConfigNode.maximumDepth) levels deep; expected a shallow mapping", at: location)
     }
 
+    /// Where the byte at `offset` of `text` is: lines and columns from 1, columns in Unicode scalars.
     static func location(ofByteOffset offset: Int, in text: String, file: String) -> SourceLocation {
         var line = 1, column = 1
         for (index, byte) in text.utf8.enumerated() {

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Finds and reads the config file, in the documented lookup order:
 ///
@@ -37,7 +37,7 @@ public struct ConfigSource: Sendable, Hashable {
     ) throws(ConfigError) -> ConfigSource {
         if let explicitPath { return try read(path: explicitPath) }
         if let path = environment["NOTIFY_ROUTE_CONFIG"], !path.isEmpty { return try read(path: path) }
-        for path in searchPaths(environment: environment) where FileManager.default.fileExists(atPath: path) {
+        for path in searchPaths(environment: environment) where exists(path) {
             return try read(path: path)
         }
         return ConfigSource(origin: embeddedOrigin, text: embedded)
@@ -46,26 +46,46 @@ public struct ConfigSource: Sendable, Hashable {
     /// The most a config file may be; past this it is refused rather than parsed.
     public static let maximumSize = 1 << 20
 
+    /// Whether something is at `path` (following symbolic links).
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
     /// Reads a file as UTF-8, naming the line and column of the first invalid byte.
     public static func read(path: String) throws(ConfigError) -> ConfigSource {
         let start = SourceLocation(file: path, line: 1, column: 1)
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            var isDirectory: ObjCBool = false
-            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-            let why = !exists ? "no such file" : isDirectory.boolValue ? "it is a directory" : "permission denied"
-            throw ConfigError("cannot read the config file: \(why)", at: start)
+        func failure(_ code: Int32) -> ConfigError {
+            let why = switch code {
+            case ENOENT, ENOTDIR: "no such file"
+            case EACCES, EPERM: "permission denied"
+            case EISDIR: "it is a directory"
+            default: String(cString: strerror(code))
+            }
+            return ConfigError("cannot read the config file: \(why)", at: start)
         }
-        defer { try? handle.close() }
-        let data: Data
-        do {
-            data = try handle.read(upToCount: maximumSize + 1) ?? Data()
-        } catch {
-            throw ConfigError("cannot read the config file: \(error.localizedDescription)", at: start)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure(errno) }
+        defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { throw failure(EISDIR) }
+        // One byte past the limit tells a file at the limit from a larger one.
+        var bytes = [UInt8](repeating: 0, count: maximumSize + 1)
+        var count = 0
+        while count < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            if got == 0 { break }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw failure(errno)
+            }
+            count += got
         }
-        guard data.count <= maximumSize else {
+        guard count <= maximumSize else {
             throw ConfigError("the config file is larger than \(maximumSize / 1024) KiB; refusing to parse it", at: start)
         }
-        return ConfigSource(origin: path, text: try decode(Array(data), file: path))
+        bytes.removeSubrange(count...)
+        return ConfigSource(origin: path, text: try decode(bytes, file: path))
     }
 
     static func decode(_ bytes: [UInt8], file: String) throws(ConfigError) -> String {

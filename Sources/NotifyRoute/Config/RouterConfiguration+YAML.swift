@@ -1,16 +1,14 @@
-import Yams
-
 extension RouterConfiguration {
     /// The effective config as YAML, with every default filled in: what
     /// `notify-route config show` prints. The output loads back to the same config.
     public func effectiveYAML() throws -> String {
-        var top: [(Node, Node)] = []
-        func key(_ text: String) -> Node { Node(text) }
-        func scalar(_ text: String) -> Node { Node(text, Tag(.str), .plain) }
-        func map(_ pairs: [(String, Node?)]) -> Node {
-            Node(pairs.compactMap { pair in pair.1.map { (key(pair.0), $0) } }, Tag(.map), .block)
+        var top: [(key: YAMLOutput, value: YAMLOutput)] = []
+        func key(_ text: String) -> YAMLOutput { .key(text) }
+        func scalar(_ text: String) -> YAMLOutput { .scalar(text, .plain) }
+        func map(_ pairs: [(String, YAMLOutput?)]) -> YAMLOutput {
+            .mapping(pairs.compactMap { pair in pair.1.map { (key(pair.0), $0) } }, flow: false)
         }
-        func list(_ items: [String]) -> Node { Node(items.map(scalar), Tag(.seq), .flow) }
+        func list(_ items: [String]) -> YAMLOutput { .sequence(items.map(scalar), flow: true) }
 
         let defaultLevel = defaults.level ?? EventDefaults.builtInLevel
         top.append((key("defaults"), map([
@@ -25,16 +23,16 @@ extension RouterConfiguration {
 
         top.append((key("levels"), map(Level.allCases.map { level in
             let style = style(for: level)
-            return (level.rawValue, Node([
+            return (level.rawValue, .mapping([
                 (key("timeout"), scalar(style.timeout.description)),
-                (key("priority"), Node(String(style.journalPriority))),
+                (key("priority"), .key(String(style.journalPriority))),
                 (key("urgency"), scalar(style.urgency.rawValue)),
                 (key("tint"), scalar(style.tint.rawValue)),
-            ], Tag(.map), .flow))
+            ], flow: true))
         })))
 
         top.append((key("sinks"), map(sinks.map { sink in
-            var pairs: [(String, Node?)] = [
+            var pairs: [(String, YAMLOutput?)] = [
                 ("kind", scalar(sink.kind)),
                 ("deadline", scalar(DurationParser.format(sink.deadline ?? defaults.deadline ?? EventDefaults.builtInDeadline))),
                 ("timeout", sink.timeout.map { scalar($0.description) }),
@@ -42,63 +40,63 @@ extension RouterConfiguration {
                 ("icon", sink.icon.map(scalar)),
                 ("min_level", sink.minimumLevel.map { scalar($0.rawValue) }),
             ]
-            pairs += sink.options.entries.map { ($0.key, $0.value.yamsNode) }
+            pairs += sink.options.entries.map { ($0.key, $0.value.yamlOutput) }
             return (sink.name, map(pairs))
         })))
 
         if !rules.isEmpty {
-            top.append((key("rules"), Node(rules.map { rule in
+            top.append((key("rules"), .sequence(rules.map { rule in
                 map([
                     ("name", rule.name.map(scalar)),
-                    ("match", rule.matcher.isEmpty ? nil : rule.matcher.yamsNode),
-                    ("set", rule.effects.yamsNode),
+                    ("match", rule.matcher.isEmpty ? nil : rule.matcher.yamlOutput),
+                    ("set", rule.effects.yamlOutput),
                 ])
-            }, Tag(.seq), .block)))
+            }, flow: false)))
         }
 
         if !routes.isEmpty {
-            top.append((key("routes"), Node(routes.map { route in
+            top.append((key("routes"), .sequence(routes.map { route in
                 map([
                     ("name", route.name.map(scalar)),
-                    ("match", route.matcher.isEmpty ? Node([(Node, Node)](), Tag(.map), .flow) : route.matcher.yamsNode),
+                    ("match", route.matcher.isEmpty ? .mapping([], flow: true) : route.matcher.yamlOutput),
                     ("to", list(route.sinks)),
-                    ("continue", route.continues ? Node("true") : nil),
+                    ("continue", route.continues ? .key("true") : nil),
                     ("failover", route.failover.isEmpty ? nil : list(route.failover)),
-                    ("dedup", route.dedupWindow.map { Node([(key("window"), scalar(DurationParser.format($0)))], Tag(.map), .flow) }),
-                    ("set", route.effects.isEmpty ? nil : route.effects.yamsNode),
+                    ("dedup", route.dedupWindow.map { .mapping([(key("window"), scalar(DurationParser.format($0)))], flow: true) }),
+                    ("set", route.effects.isEmpty ? nil : route.effects.yamlOutput),
                 ])
-            }, Tag(.seq), .block)))
+            }, flow: false)))
         }
         top.append((key("fallback"), list(fallback)))
-        top.append((key("state"), Node([(key("max_entries"), Node(String(state.maxEntries)))], Tag(.map), .block)))
-        return try Yams.serialize(node: Node(top, Tag(.map), .block), sortKeys: false)
+        top.append((key("state"), .mapping([(key("max_entries"), .key(String(state.maxEntries)))], flow: false)))
+        return try YAMLEmitter.serialize(.mapping(top, flow: false))
     }
 }
 
 extension EventMatcher {
-    var yamsNode: Node {
-        var pairs: [(Node, Node)] = []
+    var yamlOutput: YAMLOutput {
+        var pairs: [(key: YAMLOutput, value: YAMLOutput)] = []
         func globs(_ name: String, _ globs: [Glob]?) {
             guard let globs else { return }
-            pairs.append((Node(name), globs.count == 1 ? Node(globs[0].pattern, Tag(.str), .doubleQuoted)
-                : Node(globs.map { Node($0.pattern, Tag(.str), .doubleQuoted) }, Tag(.seq), .flow)))
+            pairs.append((.key(name), globs.count == 1 ? .scalar(globs[0].pattern, .doubleQuoted)
+                : .sequence(globs.map { .scalar($0.pattern, .doubleQuoted) }, flow: true)))
         }
-        if let level { pairs.append((Node("level"), Node(level.description, Tag(.str), .doubleQuoted))) }
+        if let level { pairs.append((.key("level"), .scalar(level.description, .doubleQuoted))) }
         globs("source", source)
         globs("app", app)
         globs("title", title)
         globs("body", body)
         globs("category", category)
-        if !tags.isEmpty { pairs.append((Node("tags"), Node(tags.sorted().map { Node($0) }, Tag(.seq), .flow))) }
-        return Node(pairs, Tag(.map), .flow)
+        if !tags.isEmpty { pairs.append((.key("tags"), .sequence(tags.sorted().map { .key($0) }, flow: true))) }
+        return .mapping(pairs, flow: true)
     }
 }
 
 extension EventEffects {
-    var yamsNode: Node {
-        var pairs: [(Node, Node)] = []
+    var yamlOutput: YAMLOutput {
+        var pairs: [(key: YAMLOutput, value: YAMLOutput)] = []
         func add(_ name: String, _ value: String?) {
-            if let value { pairs.append((Node(name), Node(value, Tag(.str), .doubleQuoted))) }
+            if let value { pairs.append((.key(name), .scalar(value, .doubleQuoted))) }
         }
         add("level", level?.rawValue)
         add("timeout", timeout?.description)
@@ -106,25 +104,25 @@ extension EventEffects {
         add("source", source)
         add("icon", icon)
         add("category", category)
-        if !tags.isEmpty { pairs.append((Node("tags"), Node(tags.sorted().map { Node($0) }, Tag(.seq), .flow))) }
+        if !tags.isEmpty { pairs.append((.key("tags"), .sequence(tags.sorted().map { .key($0) }, flow: true))) }
         add("dedup_key", dedupKey?.template)
         add("replace_key", replaceKey?.template)
         add("message_id", messageID)
         if !fields.isEmpty {
-            pairs.append((Node("fields"), Node(fields.sorted { $0.key < $1.key }.map { (Node($0.key), Node($0.value, Tag(.str), .doubleQuoted)) }, Tag(.map), .flow)))
+            pairs.append((.key("fields"), .mapping(fields.sorted { $0.key < $1.key }.map { (.key($0.key), .scalar($0.value, .doubleQuoted)) }, flow: true)))
         }
-        if drop { pairs.append((Node("drop"), Node("true"))) }
-        return Node(pairs, Tag(.map), .flow)
+        if drop { pairs.append((.key("drop"), .key("true"))) }
+        return .mapping(pairs, flow: true)
     }
 }
 
 extension ConfigNode {
-    var yamsNode: Node {
+    var yamlOutput: YAMLOutput {
         switch value {
-        case .null: Node("null")
-        case .scalar(let text): Node(text, Tag(.str), .doubleQuoted)
-        case .sequence(let items): Node(items.map(\.yamsNode), Tag(.seq), .flow)
-        case .mapping(let entries): Node(entries.map { (Node($0.key), $0.value.yamsNode) }, Tag(.map), .flow)
+        case .null: .key("null")
+        case .scalar(let text): .scalar(text, .doubleQuoted)
+        case .sequence(let items): .sequence(items.map(\.yamlOutput), flow: true)
+        case .mapping(let entries): .mapping(entries.map { (.key($0.key), $0.value.yamlOutput) }, flow: true)
         }
     }
 }
