@@ -71,7 +71,9 @@ final class CountUpdateCoalescer: Sendable {
     func duplicate(key: String, handle: SinkHandle?, pending: Pending, now: Date) -> (Verdict, Flush?) {
         withEntry(key) { entry in
             if let handle { entry.handle = handle }
-            if let handle = entry.handle, !entry.inFlight, !entry.scheduled, intervalElapsed(entry, now: now) {
+            // A planned flush does not hold back a duplicate that comes after the interval:
+            // it takes the update now, and the flush finds nothing left to send.
+            if let handle = entry.handle, !entry.inFlight, intervalElapsed(entry, now: now) {
                 entry.inFlight = true
                 entry.pending = nil
                 entry.lastUpdate = now

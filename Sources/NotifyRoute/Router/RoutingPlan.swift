@@ -21,8 +21,18 @@ struct RoutingPlan: Sendable {
         }
     }
 
+    /// A matcher behind a reference: the plan's loops borrow it instead of copying
+    /// a rule or a route (and their matchers' arrays of globs) for every event.
+    final class Matcher: Sendable {
+        let matcher: EventMatcher
+        init(_ matcher: EventMatcher) { self.matcher = matcher }
+    }
+
     /// What a router computes once from its config for ``NotificationRouter/plan(_:only:tracing:)``.
     struct Tables: Sendable {
+        var ruleMatchers: [Matcher]
+        var routeMatchers: [Matcher]
+        var routeContinues: [Bool]
         var ruleLabels: [String]
         var routeLabels: [String]
         /// Per route, one target per sink it names.
@@ -30,6 +40,9 @@ struct RoutingPlan: Sendable {
         var fallbackTargets: [Target]
 
         init(_ config: RouterConfiguration, instances: [String: NotificationRouter.SinkInstance]) {
+            ruleMatchers = config.rules.map { Matcher($0.matcher) }
+            routeMatchers = config.routes.map { Matcher($0.matcher) }
+            routeContinues = config.routes.map(\.continues)
             ruleLabels = config.rules.enumerated().map { NotificationRouter.label("rule", $0.offset, $0.element.name) }
             routeLabels = config.routes.enumerated().map { NotificationRouter.label("route", $0.offset, $0.element.name) }
             routeTargets = zip(config.routes, routeLabels).map { route, label in
@@ -62,21 +75,23 @@ struct RoutingPlan: Sendable {
 
 extension NotificationRouter {
     func plan(_ event: NotificationEvent, only sinkNames: [String]? = nil, tracing: Bool = false) -> RoutingPlan {
-        let config = configuration
         var plan = RoutingPlan(explicit: event, subject: subject(event, ruleLayer: EventEffects()))
 
         // Rules: every match applies, in file order, each seeing what the earlier ones left.
-        for (index, rule) in config.rules.enumerated() {
+        // Loops by index over the tables: no rule or route is copied unless it matched.
+        for index in tables.ruleMatchers.indices {
             let label = tables.ruleLabels[index]
             let matched: Bool
             if tracing {
+                let rule = configuration.rules[index]
                 let verdict = rule.matcher.explain(plan.subject)
                 matched = verdict.matched
                 plan.ruleTraces.append(.init(label: label, matched: matched, reasons: verdict.reasons, detail: Self.describe(rule.effects)))
             } else {
-                matched = rule.matcher.matches(plan.subject)
+                matched = tables.ruleMatchers[index].matcher.matches(plan.subject)
             }
             guard matched else { continue }
+            let rule = configuration.rules[index]
             plan.matchedRules.append(label)
             plan.ruleLayer.apply(rule.effects)
             plan.subject = subject(event, ruleLayer: plan.ruleLayer)
@@ -94,7 +109,7 @@ extension NotificationRouter {
 
         // Routes: first match wins unless it says `continue`.
         var stopped = false
-        for (index, route) in config.routes.enumerated() {
+        for index in tables.routeMatchers.indices {
             let label = tables.routeLabels[index]
             if stopped {
                 if tracing { plan.routeTraces.append(.init(label: label, matched: false, reasons: ["not tried: an earlier route matched without `continue`"], detail: "")) }
@@ -102,6 +117,7 @@ extension NotificationRouter {
             }
             let matched: Bool
             if tracing {
+                let route = configuration.routes[index]
                 let verdict = route.matcher.explain(plan.subject)
                 matched = verdict.matched
                 plan.routeTraces.append(.init(
@@ -109,18 +125,18 @@ extension NotificationRouter {
                     detail: "to \(route.sinks.joined(separator: ", "))" + (route.continues ? ", continue" : "")
                         + (route.failover.isEmpty ? "" : ", failover \(route.failover.joined(separator: ", "))")))
             } else {
-                matched = route.matcher.matches(plan.subject)
+                matched = tables.routeMatchers[index].matcher.matches(plan.subject)
             }
             guard matched else { continue }
             plan.matchedRoutes.append(label)
             for target in tables.routeTargets[index] where !plan.targets.contains(where: { $0.sinkName == target.sinkName }) {
                 plan.targets.append(target)
             }
-            if !route.continues { stopped = true }
+            if !tables.routeContinues[index] { stopped = true }
         }
 
         if plan.matchedRoutes.isEmpty {
-            if config.fallback.isEmpty {
+            if tables.fallbackTargets.isEmpty {
                 plan.notes.append("no route matched and the config has no fallback; nothing was sent")
             } else {
                 plan.matchedRoutes = ["fallback"]
