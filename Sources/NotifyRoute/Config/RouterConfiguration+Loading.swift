@@ -1,5 +1,3 @@
-import Foundation
-
 extension RouterConfiguration {
     /// The top-level keys of a config file: a contract users and outside tests rely on.
     public static let topLevelKeys = ["defaults", "levels", "sinks", "rules", "routes", "fallback", "state", "inhibit"]
