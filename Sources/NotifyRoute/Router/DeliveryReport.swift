@@ -120,6 +120,13 @@ public struct SinkOutcome: Sendable {
 public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
     /// Seen before inside the dedup window; `count` includes this one. `updatedInPlace`
     /// is true when the sink updated the earlier notification to show the count.
+    ///
+    /// Count updates are coalesced per sink and dedup key: while the first delivery has
+    /// not returned its handle, while an update is in flight, or within the router's
+    /// `countUpdateInterval` (1 s by default) of the last update, a duplicate is counted
+    /// here with `updatedInPlace` false and the note "count update coalesced"; one later
+    /// update carries the latest count, and ``NotificationRouter/finish(within:)`` sends
+    /// the last one, so the notification ends showing the full count.
     case duplicate(count: Int, window: Duration, updatedInPlace: Bool)
     /// Below the sink's `min_level`.
     case belowMinimumLevel(Level)
