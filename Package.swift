@@ -44,12 +44,8 @@ let package = Package(
             dependencies: ["NotifyRoute"],
             path: "Plugins/Terminal/NotifyRouteTerminal"
         ),
-        .systemLibrary(
-            name: "CLibNotify",
-            path: "Plugins/Desktop/CLibNotify",
-            pkgConfig: "libnotify",
-            providers: [.apt(["libnotify-dev"])]
-        ),
+        // Not a system library: libnotify is loaded with dlopen on first use (see its header).
+        .target(name: "CLibNotify", path: "Plugins/Desktop/CLibNotify"),
         .target(
             name: "NotifyRouteDesktop",
             dependencies: ["NotifyRoute", "CLibNotify"],

@@ -158,7 +158,132 @@ struct DesktopCLITests {
         #expect(failover.standardError.contains("Hello"))
     }
 
+    @Test func theDaemonsAnswerIsStoredAndTheNextProcessSkipsTheProbe() throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        let config = try writeConfig(Self.desktopOnly)
+        let directory = config.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var environment = daemon.environment
+        environment["XDG_RUNTIME_DIR"] = directory.path
+        func send(_ title: String) throws {
+            let result = try ProcessRunner.notifyRoute(["send", "--config", config.path, title], environment: environment, timeLimit: .seconds(10))
+            #expect(result.status == 0, "\(result.standardError)")
+        }
+        func probes(_ calls: [DBusMockDaemon.Call]) -> Int { calls.filter { $0.method == "GetCapabilities" }.count }
+
+        try send("first")
+        let stored = directory.appendingPathComponent("notify-route/desktop-server")
+        #expect(FileManager.default.fileExists(atPath: stored.path), "the probe's answer is kept beside the state")
+        #expect(probes(try daemon.calls()) == 1)
+        try send("second")
+        try send("third")
+        let calls = try daemon.calls().map(\.method)
+        #expect(calls.filter { $0 == "GetCapabilities" }.count == 1, "later processes do not probe: \(calls)")
+        // libnotify asks GetServerInformation once per process itself (for the spec version).
+        #expect(calls.filter { $0 == "GetServerInformation" }.count == 1 + 3, "\(calls)")
+        #expect(calls.filter { $0 == "Notify" }.count == 3)
+        print("desktop send calls to the daemon, first process then two more: \(calls)")
+
+        // Another daemon instance on the same bus (a new unique name) is probed again.
+        let pid = try #require(daemon.daemonPID)
+        kill(pid, SIGKILL)
+        try waitUntilGone(daemon)
+        try daemon.startDaemon(capabilities: "body")
+        try send("restarted")
+        let afterRestart = try daemon.calls().map(\.method)
+        #expect(afterRestart.filter { $0 == "GetCapabilities" }.count == 1, "re-probed: \(afterRestart)")
+        try send("again")
+        #expect(probes(try daemon.calls()) == 1, "and stored again")
+        // What the new daemon said is what is used: no markup escaping without body-markup.
+        let body = try ProcessRunner.notifyRoute(["send", "--config", config.path, "t", "a & b"], environment: environment)
+        #expect(body.status == 0)
+        #expect(try daemon.notifyCalls().last?.body == "a & b")
+    }
+
+    @Test func aDaemonThatHangsAfterItsAnswerWasStoredIsProbedAgain() throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        let config = try writeConfig(Self.withFailover)
+        let directory = config.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var environment = daemon.environment
+        environment["XDG_RUNTIME_DIR"] = directory.path
+        let stored = directory.appendingPathComponent("notify-route/desktop-server")
+        let first = try ProcessRunner.notifyRoute(["send", "--config", config.path, "fine"], environment: environment, timeLimit: .seconds(10))
+        #expect(first.status == 0)
+        #expect(FileManager.default.fileExists(atPath: stored.path))
+
+        let pid = try #require(daemon.daemonPID)
+        daemon.freezeDaemon()
+        defer { kill(pid, SIGCONT) }
+        // The stored answer says the daemon is fine; libnotify blocks on it, the deadline answers.
+        let hung = try ProcessRunner.notifyRoute(
+            ["send", "--config", config.path, "--json", "stuck"], environment: environment, timeLimit: .seconds(30))
+        #expect(hung.duration < .milliseconds(1500))
+        #expect(hung.status == 0, "delivered by the failover: \(hung.standardError)")
+        #expect(hung.standardOutput.contains("\"failover_for\":\"desktop\""), "\(hung.standardOutput)")
+        #expect(!FileManager.default.fileExists(atPath: stored.path), "a Notify that hangs drops the stored answer")
+
+        // So the next process probes, and is told within the probe timeout.
+        let next = try ProcessRunner.notifyRoute(
+            ["send", "--config", config.path, "--json", "next"], environment: environment, timeLimit: .seconds(30))
+        #expect(next.duration < .milliseconds(1500))
+        #expect(next.standardOutput.contains("may be hung"), "\(next.standardOutput)")
+    }
+
+    @Test func withoutLibnotifyTheDesktopSinkIsUnavailableWithTheReason() throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        let config = try writeConfig(Self.desktopOnly)
+        defer { try? FileManager.default.removeItem(at: config.deletingLastPathComponent()) }
+        var environment = daemon.environment
+        // The loader's test hook: a library name that does not exist, as on a system without libnotify4.
+        environment["NOTIFY_ROUTE_TEST_LIBNOTIFY"] = "libnotify-missing.so.4"
+        let send = try ProcessRunner.notifyRoute(["send", "--config", config.path, "Hello"], environment: environment)
+        #expect(send.status == 69, "no sink available: \(send.standardError)")
+        #expect(send.standardError.contains("libnotify-missing.so.4 could not be loaded"), "\(send.standardError)")
+        #expect(send.standardError.contains("install libnotify4"))
+        #expect(try daemon.calls().isEmpty, "nothing reached the daemon")
+
+        let sinks = try ProcessRunner.notifyRoute(["sinks", "--config", config.path, "--json"], environment: environment)
+        #expect(sinks.standardOutput.contains("could not be loaded"), "\(sinks.standardOutput)")
+    }
+
+    @Test func onlyADesktopNotificationLoadsLibnotify() throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        let config = try writeConfig(Self.withFailover)
+        defer { try? FileManager.default.removeItem(at: config.deletingLastPathComponent()) }
+        var environment = daemon.environment
+        environment["LD_DEBUG"] = "files"  // the dynamic loader names every object it loads
+        let version = try ProcessRunner.notifyRoute(["--version"], environment: environment)
+        #expect(version.status == 0)
+        #expect(!version.standardError.contains("libnotify"), "--version loads no libnotify")
+        #expect(!version.standardError.contains("libglib-2.0"), "nor GLib")
+        let terminal = try ProcessRunner.notifyRoute(["send", "--config", config.path, "--sink", "tty", "Hi"], environment: environment)
+        #expect(terminal.status == 0)
+        #expect(!terminal.standardError.contains("libnotify"), "a terminal-only send loads no libnotify")
+        let desktop = try ProcessRunner.notifyRoute(["send", "--config", config.path, "--sink", "desktop", "Hi"], environment: environment)
+        #expect(desktop.status == 0)
+        #expect(desktop.standardError.contains("file=libnotify.so.4"), "loaded when it shows one")
+    }
+
     // MARK: Helpers
+
+    /// Waits until nobody owns the notification name (a killed daemon's name is released by the bus).
+    private func waitUntilGone(_ daemon: DBusMockDaemon) throws {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(5))
+        while ContinuousClock.now < deadline {
+            let owner = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/gdbus"), [
+                "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                "--method", "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.Notifications",
+            ], environment: daemon.environment)
+            if owner.standardOutput.contains("false") { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw DBusMockDaemon.Failure(message: "the notification daemon's name was not released")
+    }
 
     private func writeConfig(_ yaml: String) throws -> URL {
         let directory = try TestEnvironment.temporaryDirectory("notify-route-desktop")

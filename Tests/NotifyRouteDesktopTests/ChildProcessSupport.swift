@@ -49,6 +49,37 @@ enum Child {
         }
     }
 
+    /// The files mapped into this process (`/proc/self/maps`), libraries included.
+    static func mappedObjects() -> Set<String> {
+        let maps = readWhole("/proc/self/maps")
+        return Set(maps.split(separator: "\n").compactMap { line in line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first.map(String.init) })
+    }
+
+    /// A file read to its end with read(2): /proc files say they are empty, and
+    /// Foundation's readers stop at the first page.
+    static func readWhole(_ path: String) -> String {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return "" }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += buffer[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The names of this process's threads (`/proc/self/task/*/comm`).
+    static func threadNames() -> Set<String> {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return Set(tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+        })
+    }
+
     /// A line the parent reads back from the child's standard output (measured times).
     static func report(_ key: String, _ duration: Duration) {
         FileHandle.standardOutput.write(Data("measure \(key) \(DurationParser.milliseconds(duration))\n".utf8))

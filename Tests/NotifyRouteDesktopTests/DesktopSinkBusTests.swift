@@ -324,6 +324,50 @@ struct DesktopSinkBusTests {
         }
     }
 
+    @Test func makingASinkLoadsNothingUntilItIsUsed() async throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        await #expect(processExitsWith: .success) { [address = daemon.busAddress as String] in
+            Child.useBus(address)
+            await Child.reportingErrors {
+                let router = try Child.router(Child.oneRoute)
+                _ = router.sink(named: "desktop")
+                #expect(!Child.mappedObjects().contains { $0.contains("libnotify") }, "no dlopen when a sink is made")
+                #expect(!Child.threadNames().contains("notify-route-gl"), "no GLib thread either")
+                #expect(try await router.send(NotificationEvent(title: "now")).summary == .delivered)
+                #expect(Child.mappedObjects().contains { $0.hasSuffix("/libnotify.so.4") || $0.contains("/libnotify.so.4.") })
+                #expect(Child.threadNames().contains("notify-route-gl"))
+            }
+        }
+        #expect(try daemon.notifyCalls().map(\.summary) == ["now"])
+    }
+
+    @Test func withoutLibnotifyTheSinkIsUnavailableWithTheReason() async throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        await #expect(processExitsWith: .success) { [address = daemon.busAddress as String] in
+            Child.useBus(address)
+            // The loader's test hook: a library that does not exist, as without libnotify4.
+            setenv("NOTIFY_ROUTE_TEST_LIBNOTIFY", "libnotify-missing.so.4", 1)
+            await Child.reportingErrors {
+                let sink = DesktopSink()
+                guard case .unavailable(let reason) = await sink.availability() else {
+                    Issue.record("expected unavailable without libnotify")
+                    return
+                }
+                #expect(reason.hasPrefix("libnotify-missing.so.4 could not be loaded: "), "\(reason)")
+                #expect(reason.hasSuffix("; install libnotify4"), "\(reason)")
+                await #expect { _ = try await sink.deliver(SinkDelivery(event: ResolvedEvent(title: "t"), sinkName: "desktop")) } throws: {
+                    ($0 as? SinkError)?.kind == .unavailable && "\($0)".contains("could not be loaded")
+                }
+                await #expect { _ = try await sink.close(SinkCloseRequest(sinkName: "desktop", handle: SinkHandle("1"), replaceKey: "k", deadline: .now + .seconds(1))) } throws: {
+                    ($0 as? SinkError)?.kind == .unavailable
+                }
+            }
+        }
+        #expect(try daemon.calls().isEmpty, "nothing reached the daemon")
+    }
+
     private func pairs(_ flat: [String]) -> [String: String] {
         var result: [String: String] = [:]
         var index = 0

@@ -17,6 +17,11 @@ import NotifyRoute
 /// - Failures: the daemon is probed (`GetServerInformation`, `GetCapabilities`) with a
 ///   short timeout before the first notification; no session bus, no daemon and a
 ///   hung daemon are reported within that timeout, never after libnotify's 25 s.
+///   The answer is stored in the state directory for the next process, which skips
+///   the probe while the same daemon instance owns the name (a failed or hung
+///   `Notify` drops it). No libnotify: the sink is unavailable, with the reason.
+/// - Cost: making a sink loads nothing; libnotify is loaded (`dlopen`), the GLib
+///   thread started and the bus connected when a sink first needs the daemon.
 ///
 /// libnotify talks to the process's session bus (`DBUS_SESSION_BUS_ADDRESS`, read
 /// when the first sink connects); every desktop sink in a process shares it.
@@ -119,8 +124,22 @@ public final class DesktopSink: NotificationSink {
         let (request, notes) = DesktopNotificationRequest.make(
             for: delivery, serverCapabilities: server.capabilities, configuredHints: configuration.hints)
         let hub = hub
-        let id = try await GLibLoopThread.shared.perform { () throws(SinkError) -> UInt32 in
-            try LibNotifyPresenter.show(request, hub: hub)
+        // An answer stored by another process is trusted until this Notify: should the
+        // daemon have hung since, forget it within the probe timeout, even if libnotify
+        // blocks and the router's deadline ends the process first.
+        let watchdog = probe.isUnconfirmed ? Task { [probe] in
+            try await Task.sleep(for: probe.timeout)
+            probe.forget()
+        } : nil
+        defer { watchdog?.cancel() }
+        let id: UInt32
+        do throws(SinkError) {
+            id = try await GLibLoopThread.start().perform { () throws(SinkError) -> UInt32 in
+                try LibNotifyPresenter.show(request, hub: hub)
+            }
+        } catch {
+            probe.forget()
+            throw error
         }
         probe.recordContact()
         return SinkReceipt(handle: SinkHandle(String(id)), notes: notes)
@@ -133,7 +152,7 @@ public final class DesktopSink: NotificationSink {
         try refuseWhileStuck()
         _ = try await probe.server(freshWithin: Self.recheckAfter).get()
         let timeout = min(configuration.probeTimeout, max(.milliseconds(1), request.deadline - .now))
-        try await GLibLoopThread.shared.perform { () throws(SinkError) in
+        try await GLibLoopThread.start().perform { () throws(SinkError) in
             try NotificationServerProbe.closeNotification(id: id, timeout: timeout)
         }
         return SinkReceipt(handle: request.handle)
@@ -147,7 +166,7 @@ public final class DesktopSink: NotificationSink {
     /// A libnotify call still waiting on the daemon (a 25 s `show` after the daemon
     /// hung) would hold every later call behind it: fail at once instead of queueing.
     private func refuseWhileStuck() throws(SinkError) {
-        if let busy = GLibLoopThread.shared.busyFor, busy > configuration.probeTimeout + .milliseconds(250) {
+        if let busy = GLibLoopThread.busyFor, busy > configuration.probeTimeout + .milliseconds(250) {
             throw SinkError(
                 .timedOut,
                 "the notification daemon has not answered an earlier request for \(DurationParser.format(busy)); it may be hung",

@@ -1,5 +1,9 @@
 import CLibNotify
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import NotifyRoute
 import Synchronization
 
@@ -11,29 +15,54 @@ import Synchronization
 /// on a private `GMainContext`, pushed as the thread default before libnotify makes
 /// its proxy, so `ActionInvoked` and `NotificationClosed` are dispatched here even
 /// when nobody awaits anything.
+///
+/// Nothing happens until a desktop sink first needs the daemon: then ``start()``
+/// loads libnotify (`dlopen`) and starts the thread, once per process.
 final class GLibLoopThread: Sendable {
-    static let shared = GLibLoopThread()
+    private static let instance: Result<GLibLoopThread, SinkError> = {
+        if let failure = nr_libnotify_load() {
+            return .failure(SinkError(.unavailable, String(cString: failure)))
+        }
+        return .success(GLibLoopThread())
+    }()
+
+    /// The thread, loading libnotify and starting it on the first call.
+    ///
+    /// - Throws: `unavailable`, with the loader's reason, when libnotify cannot be loaded.
+    static func start() throws(SinkError) -> GLibLoopThread {
+        try instance.get()
+    }
+
+    /// The started thread, for code that runs on it (so libnotify is loaded).
+    static var running: GLibLoopThread {
+        guard case .success(let thread) = instance else { preconditionFailure("the GLib thread runs only once libnotify is loaded") }
+        return thread
+    }
 
     private let context: MainContext
     /// When the job running now started; `nil` when idle. Read by ``busyFor``.
-    private let jobStarted = Mutex<ContinuousClock.Instant?>(nil)
+    private static let jobStarted = Mutex<ContinuousClock.Instant?>(nil)
 
     private init() {
         let context = MainContext(g_main_context_new())
         self.context = context
-        let thread = Thread {
-            g_main_context_push_thread_default(context.pointer)
-            let loop = g_main_loop_new(context.pointer, 0)
+        var thread = pthread_t()
+        let started = pthread_create(&thread, nil, { argument in
+            let context = OpaquePointer(argument)
+            nr_name_current_thread("notify-route-gl")
+            g_main_context_push_thread_default(context)
+            let loop = g_main_loop_new(context, 0)
             // Runs for the life of the process; exit() does not wait for this thread.
             g_main_loop_run(loop)
-        }
-        thread.name = "notify-route-glib"
-        thread.start()
+            return nil
+        }, UnsafeMutableRawPointer(context.pointer))
+        precondition(started == 0, "cannot start the GLib thread: \(String(cString: strerror(started)))")
+        pthread_detach(thread)
     }
 
     /// How long the job running now has been running, `nil` when the thread is idle.
     /// A long answer means libnotify is stuck in a 25 s call on a hung daemon.
-    var busyFor: Duration? {
+    static var busyFor: Duration? {
         jobStarted.withLock { started in started.map { ContinuousClock.now - $0 } }
     }
 
@@ -54,10 +83,10 @@ final class GLibLoopThread: Sendable {
 
     /// Queues `job` on the GLib thread without waiting for it.
     func submit(_ job: @escaping @Sendable () -> Void) {
-        let box = Unmanaged.passRetained(Job { [self] in
-            self.jobStarted.withLock { $0 = .now }
+        let box = Unmanaged.passRetained(Job {
+            Self.jobStarted.withLock { $0 = .now }
             job()
-            self.jobStarted.withLock { $0 = nil }
+            Self.jobStarted.withLock { $0 = nil }
         }).toOpaque()
         // An idle source attached to our context always runs on our thread, unlike
         // g_main_context_invoke, which runs the function in the caller when nobody owns the context yet.

@@ -54,7 +54,7 @@ enum LibNotifyPresenter {
             hub.publish(SinkInteraction(handle: SinkHandle(String(id)), interaction: .dismissed(reason)))
             let object = NotificationObject(notification)
             // Not while libnotify is still emitting on the object: on the next turn of the loop.
-            GLibLoopThread.shared.submit { LibNotifyPresenter.forget(id: id, object: object) }
+            GLibLoopThread.running.submit { LibNotifyPresenter.forget(id: id, object: object) }
         }, Unmanaged.passRetained(hub).toOpaque(), { userData, _ in
             if let userData { Unmanaged<InteractionHub>.fromOpaque(userData).release() }
         })
@@ -64,7 +64,7 @@ enum LibNotifyPresenter {
             // Let go of it on a later turn, after the caller has its answer: its dispose
             // may itself wait on the daemon.
             let object = NotificationObject(notification)
-            GLibLoopThread.shared.submit { nr_notification_unref(object.pointer) }
+            GLibLoopThread.running.submit { nr_notification_unref(object.pointer) }
             throw NotificationServerProbe.failure(error, method: "Notify", timeout: .seconds(25))
         }
         let id = nr_notification_get_id(notification)
@@ -102,8 +102,8 @@ enum LibNotifyPresenter {
 /// thread-safe; these are created, used and released only on the GLib thread (the
 /// closures that carry them are all submitted to it).
 private struct NotificationObject: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<NotifyNotification>
-    init(_ pointer: UnsafeMutablePointer<NotifyNotification>) { self.pointer = pointer }
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
 }
 
 extension DesktopHint {

@@ -59,6 +59,26 @@ enum NotificationServerProbe {
                                   capabilities: capabilities)
     }
 
+    /// The daemon instance that owns the notification name now, asked of the bus
+    /// (`GetNameOwner`, no daemon round trip); `nil` when nobody owns it or the bus
+    /// does not answer in time (the full ``probe(timeout:)`` then says why).
+    static func identity(timeout: Duration) -> DaemonIdentity? {
+        guard let connection = try? SessionBusConnection.get(), let guid = g_dbus_connection_get_guid(connection) else { return nil }
+        var error: UnsafeMutablePointer<GError>?
+        guard let reply = g_dbus_connection_call_sync(
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
+            nr_variant_new_string_tuple(busName), nr_variant_type("(s)"), G_DBUS_CALL_FLAGS_NONE,
+            Int32(clamping: max(1, DurationParser.milliseconds(timeout))), nil, &error)
+        else {
+            if let error { g_error_free(error) }
+            return nil
+        }
+        defer { g_variant_unref(reply) }
+        let child = g_variant_get_child_value(reply, 0)
+        defer { g_variant_unref(child) }
+        return DaemonIdentity(busGUID: String(cString: guid), owner: String(cString: g_variant_get_string(child, nil)))
+    }
+
     /// `CloseNotification(id)`, bounded, instead of `notify_notification_close`'s 25 s.
     static func closeNotification(id: UInt32, timeout: Duration) throws(SinkError) {
         let connection = try SessionBusConnection.get()

@@ -4,6 +4,10 @@ import Synchronization
 /// One sink's knowledge of the notification daemon: probed once, shared by every
 /// caller that asks while a probe runs, and kept.
 ///
+/// The first probe of a process takes the answer an earlier process stored for the
+/// same daemon instance (``StoredServerInformation``), when there is one, and asks the
+/// daemon only otherwise; every probe that asks the daemon stores its answer.
+///
 /// A success is kept for the sink's life (capabilities do not change under a running
 /// daemon); a failure only for ``failureLifetime``, so a long-running router notices a
 /// daemon that starts later. Before showing, ``server(freshWithin:)`` asks again when
@@ -17,6 +21,8 @@ final class ServerProbeCache: Sendable {
         var lastContact: ContinuousClock.Instant?
         var failedAt: ContinuousClock.Instant?
         var waiters: [CheckedContinuation<Outcome, Never>]?  // non-nil while a probe runs
+        /// The outcome was read from ``StoredServerInformation``, not heard from the daemon.
+        var fromStore = false
     }
 
     static let failureLifetime: Duration = .seconds(2)
@@ -37,13 +43,16 @@ final class ServerProbeCache: Sendable {
 
     /// Starts a probe in the background when nothing is known yet (for the synchronous
     /// ``DesktopSink/capabilities``, which must not wait).
+    ///
+    /// Loading libnotify (a few milliseconds of `dlopen` and relocation) happens there
+    /// too, while the router goes on with its state file, instead of before it.
     func startIfNeeded() {
         let start = state.withLock { state -> Bool in
             guard state.outcome == nil, state.waiters == nil else { return false }
             state.waiters = []
             return true
         }
-        if start { runProbe() }
+        if start { Task.detached(priority: .high) { self.runProbe() } }
     }
 
     /// The daemon, probing when nothing usable is known.
@@ -82,34 +91,80 @@ final class ServerProbeCache: Sendable {
 
     /// The daemon just answered (a `Notify` went through).
     func recordContact() {
-        state.withLock { $0.lastContact = .now }
+        state.withLock { state in
+            state.lastContact = .now
+            state.fromStore = false
+        }
+    }
+
+    /// Whether the answer in hand came from another process (``StoredServerInformation``)
+    /// and no `Notify` has gone through since: the daemon has not been heard from here.
+    var isUnconfirmed: Bool {
+        state.withLock { $0.fromStore }
+    }
+
+    /// A `Notify` failed or did not answer in time: drop what is known, here and in the
+    /// state directory, so the next caller (or process) probes the daemon again.
+    func forget() {
+        state.withLock { state in
+            if case .success = state.outcome { state.outcome = nil }
+            state.fromStore = false
+        }
+        StoredServerInformation.remove()
     }
 
     private func runProbe() {
+        let thread: GLibLoopThread
+        do throws(SinkError) {
+            thread = try GLibLoopThread.start()
+        } catch {
+            finish(.failure(error), fromStore: false)
+            return
+        }
         let timeout = timeout
-        GLibLoopThread.shared.submit { [self] in
+        // Another process's answer will do only for the first probe of this sink; a
+        // recheck is there to hear from the daemon itself.
+        let firstProbe = state.withLock { $0.outcome == nil }
+        thread.submit { [self] in
+            let identity = NotificationServerProbe.identity(timeout: timeout)
+            if firstProbe, let identity, let stored = StoredServerInformation.read(for: identity) {
+                finish(.success(stored), fromStore: true)
+                return
+            }
             let outcome: Outcome
             do throws(SinkError) {
-                outcome = .success(try NotificationServerProbe.probe(timeout: timeout))
+                let server = try NotificationServerProbe.probe(timeout: timeout)
+                // A daemon the bus has just started has an owner only now.
+                if let owner = identity ?? NotificationServerProbe.identity(timeout: timeout) {
+                    StoredServerInformation.write(server, for: owner)
+                }
+                outcome = .success(server)
             } catch {
+                // A daemon that owns the name but does not answer: no one should trust its old answer.
+                if identity != nil { StoredServerInformation.remove() }
                 outcome = .failure(error)
             }
-            let waiters = state.withLock { state in
-                let now = ContinuousClock.now
-                switch outcome {
-                case .success:
-                    state.outcome = outcome
-                    state.lastContact = now
-                case .failure:
-                    // A daemon that answered before and fails now: forget its capabilities too.
-                    state.outcome = outcome
-                    state.failedAt = now
-                }
-                let waiters = state.waiters ?? []
-                state.waiters = nil
-                return waiters
-            }
-            for waiter in waiters { waiter.resume(returning: outcome) }
+            finish(outcome, fromStore: false)
         }
+    }
+
+    private func finish(_ outcome: Outcome, fromStore: Bool) {
+        let waiters = state.withLock { state in
+            let now = ContinuousClock.now
+            switch outcome {
+            case .success:
+                state.outcome = outcome
+                state.lastContact = now
+            case .failure:
+                // A daemon that answered before and fails now: forget its capabilities too.
+                state.outcome = outcome
+                state.failedAt = now
+            }
+            state.fromStore = fromStore
+            let waiters = state.waiters ?? []
+            state.waiters = nil
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: outcome) }
     }
 }

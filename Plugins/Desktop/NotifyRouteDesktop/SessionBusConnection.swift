@@ -1,5 +1,9 @@
 import CLibNotify
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import NotifyRoute
 import Synchronization
 
@@ -16,12 +20,11 @@ enum SessionBusConnection {
         if let connection = shared.withLock({ $0 }), g_dbus_connection_is_closed(connection.pointer) == 0 {
             return connection.pointer
         }
-        let environment = ProcessInfo.processInfo.environment
-        let address = environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+        let address = variable("DBUS_SESSION_BUS_ADDRESS").flatMap { $0.isEmpty ? nil : $0 }
         if address == nil {
             // GLib would otherwise try $XDG_RUNTIME_DIR/bus, then autolaunch a bus with
             // dbus-launch under X11: look for the socket ourselves and never autolaunch.
-            let runtimeBus = environment["XDG_RUNTIME_DIR"].map { $0 + "/bus" }
+            let runtimeBus = variable("XDG_RUNTIME_DIR").map { $0 + "/bus" }
             guard let runtimeBus, isSocket(runtimeBus) else {
                 throw SinkError(.unavailable, "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and there is no $XDG_RUNTIME_DIR/bus socket")
             }
@@ -47,6 +50,10 @@ enum SessionBusConnection {
             if let old { g_object_unref(UnsafeMutableRawPointer(old.pointer)) }
             old = nil
         }
+    }
+
+    private static func variable(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
     }
 
     private static func isSocket(_ path: String) -> Bool {

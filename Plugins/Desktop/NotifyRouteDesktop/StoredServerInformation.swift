@@ -1,0 +1,105 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import NotifyRoute
+
+/// Which daemon instance owns `org.freedesktop.Notifications` right now: the bus's
+/// GUID (from the connection's handshake, no call) and the daemon's unique name
+/// (`GetNameOwner`, answered by the bus itself). Unique names are never reused on one
+/// bus, so a restarted daemon, or another bus, is another identity.
+struct DaemonIdentity: Hashable, Sendable {
+    var busGUID: String
+    var owner: String
+}
+
+/// The last probe's answer, kept in the state directory so the next `notify-route`
+/// process skips `GetServerInformation` and `GetCapabilities` while the same daemon
+/// instance runs (two daemon round trips of every `send`).
+///
+/// One small text file, `desktop-server`, beside the router's state (the same
+/// directory and the same checks: ours, mode 0700, not a symbolic link). The file is
+/// written atomically (temporary file, then rename), read only when it is a regular
+/// file of ours that no one else can write, and trusted only for the identity it
+/// names. A `Notify` that fails, or hangs, deletes it, so the next process probes
+/// afresh. Any problem with the directory or the file means "not stored": the probe
+/// runs as before.
+enum StoredServerInformation {
+    static let fileName = "desktop-server"
+    static let header = "notify-route desktop-server 1"
+    /// Far more than any daemon's answer; a larger file is not ours.
+    static let sizeLimit = 16 * 1024
+
+    /// The stored answer of the daemon `identity` names, if there is one.
+    static func read(for identity: DaemonIdentity, directory: String? = defaultDirectory()) -> NotificationServer? {
+        guard let directory else { return nil }
+        let descriptor = open(directory + "/" + fileName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == getuid(),
+              info.st_mode & 0o022 == 0, info.st_size <= sizeLimit
+        else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var count = 0
+        while count < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + count, $0.count - count) }
+            if got < 0 && errno == EINTR { continue }
+            guard got > 0 else { return nil }
+            count += got
+        }
+        return decode(String(decoding: bytes, as: UTF8.self), for: identity)
+    }
+
+    /// Stores `server` as the answer of `identity`; silently does nothing when it cannot.
+    static func write(_ server: NotificationServer, for identity: DaemonIdentity, directory: String? = defaultDirectory()) {
+        guard let directory, let text = encode(server, for: identity) else { return }
+        let path = directory + "/" + fileName
+        let temporary = "\(path).\(getpid()).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { return }
+        let bytes = Array(text.utf8)
+        var written = 0
+        while written < bytes.count {
+            let done = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, $0.count - written) }
+            if done < 0 && errno == EINTR { continue }
+            guard done > 0 else { break }
+            written += done
+        }
+        close(descriptor)
+        if written != bytes.count || rename(temporary, path) != 0 { unlink(temporary) }
+    }
+
+    /// Forgets the stored answer (a `Notify` failed or hung).
+    static func remove(directory: String? = defaultDirectory()) {
+        guard let directory else { return }
+        unlink(directory + "/" + fileName)
+    }
+
+    /// The router's state directory, created and checked; `nil` when refused.
+    static func defaultDirectory() -> String? {
+        try? StateDirectory.resolve()
+    }
+
+    /// Lines: header, bus GUID, owner, name, vendor, version, spec version, capabilities
+    /// separated by spaces. `nil` when a field would break the format (a line break).
+    static func encode(_ server: NotificationServer, for identity: DaemonIdentity) -> String? {
+        let fields = [identity.busGUID, identity.owner, server.name, server.vendor, server.version, server.specVersion]
+        let capabilities = server.capabilities.sorted()
+        guard !fields.contains(where: { $0.contains("\n") }),
+              !capabilities.contains(where: { $0.isEmpty || $0.contains("\n") || $0.contains(" ") })
+        else { return nil }
+        return ([header] + fields + [capabilities.joined(separator: " ")]).joined(separator: "\n") + "\n"
+    }
+
+    static func decode(_ text: String, for identity: DaemonIdentity) -> NotificationServer? {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard lines.count == 9, lines[0] == header, lines[8].isEmpty,
+              lines[1] == identity.busGUID, lines[2] == identity.owner
+        else { return nil }
+        return NotificationServer(
+            name: lines[3], vendor: lines[4], version: lines[5], specVersion: lines[6],
+            capabilities: Set(lines[7].split(separator: " ").map(String.init)))
+    }
+}
