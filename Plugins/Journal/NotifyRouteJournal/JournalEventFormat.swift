@@ -92,12 +92,14 @@ public enum JournalEventFormat {
         case .replace(let handle): record.append(replaces, handle.value)
         case .updateDuplicateCount(let handle, _): record.append(duplicateOf, handle.value)
         }
-        appendUserFields(staticFields.merging(event.fields) { _, fromEvent in fromEvent }, to: &record, notes: &notes)
+        let userFields = staticFields.isEmpty ? event.fields : staticFields.merging(event.fields) { _, fromEvent in fromEvent }
+        appendUserFields(userFields, to: &record, notes: &notes)
         return (record, notes)
     }
 
     /// User fields in a stable order (by original name), renamed where journald would drop them.
     static func appendUserFields(_ fields: [String: String], to record: inout JournalRecord, notes: inout [String]) {
+        guard !fields.isEmpty else { return }
         var taken = Set(record.fields.map(\.name))
         var renamed: [(written: String, original: String)] = []
         for (original, value) in fields.sorted(by: { $0.key < $1.key }) {

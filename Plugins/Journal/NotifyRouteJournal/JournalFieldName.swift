@@ -17,9 +17,9 @@ public enum JournalFieldName {
 
     /// Whether journald keeps a field of this name.
     public static func isValid(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard let first = bytes.first, bytes.count <= maximumLength else { return false }
-        guard isUpper(first) else { return false }
+        // On the UTF-8 view, without a copy: every field of every record comes through here.
+        let bytes = name.utf8
+        guard let first = bytes.first, isUpper(first), bytes.count <= maximumLength else { return false }
         return bytes.allSatisfy { isUpper($0) || isDigit($0) || $0 == UInt8(ascii: "_") }
     }
 
