@@ -148,7 +148,7 @@ import Testing
         #expect(newYork.localTime(atSecondsSince1970: 1_800_000_000).utcOffset == -18_000)
         // This process's own zone, as `date` sees it with the same environment.
         let environment = ProcessInfo.processInfo.environment
-        let local = ZoneInfo.local()
+        let local = ZoneInfo.local
         let now = Int64(Date().timeIntervalSince1970)
         let expected = try Self.dateReadings(tz: environment["TZ"] ?? "", [now])
         if environment["TZ"] == nil {

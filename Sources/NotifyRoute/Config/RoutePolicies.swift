@@ -23,22 +23,43 @@ public struct RateLimit: Hashable, Sendable {
 public struct QuietHours: Hashable, Sendable {
     public var windows: [ClockWindow]
     /// An IANA zone (`Europe/Paris`); `nil` for the machine's own.
-    public var timeZone: String?
+    public var timeZone: String? {
+        didSet { zone = Self.zone(named: timeZone) }
+    }
     /// Events at or above this level go through even in quiet hours.
     public var breakthrough: Level
+    /// ``timeZone`` read once, so that the per-event check does no lookup; `nil` for the
+    /// machine's zone.
+    private var zone: ZoneInfo?
 
     public init(windows: [ClockWindow], timeZone: String? = nil, breakthrough: Level = .critical) {
         self.windows = windows
         self.timeZone = timeZone
         self.breakthrough = breakthrough
+        self.zone = Self.zone(named: timeZone)
+    }
+
+    private static func zone(named name: String?) -> ZoneInfo? {
+        name.flatMap { try? ZoneInfo.named($0) }
     }
 
     /// The window `date` falls in, if any, read on the wall clock of ``timeZone`` (daylight
     /// saving included), or of the machine's zone when there is none or it cannot be read.
     public func activeWindow(at date: Date) -> ClockWindow? {
-        let zone = timeZone.flatMap { try? ZoneInfo.named($0) } ?? ZoneInfo.local()
-        let minute = zone.localTime(atSecondsSince1970: ZoneInfo.wholeSeconds(date.timeIntervalSince1970)).minuteOfDay
+        let seconds = ZoneInfo.wholeSeconds(date.timeIntervalSince1970)
+        let minute = (zone ?? ZoneInfo.local).minuteOfDay(atSecondsSince1970: seconds)
         return windows.first { $0.contains(minuteOfDay: minute) }
+    }
+
+    // The zone follows from its name: equality and hashing leave it out.
+    public static func == (lhs: QuietHours, rhs: QuietHours) -> Bool {
+        lhs.windows == rhs.windows && lhs.timeZone == rhs.timeZone && lhs.breakthrough == rhs.breakthrough
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(windows)
+        hasher.combine(timeZone)
+        hasher.combine(breakthrough)
     }
 }
 

@@ -49,21 +49,18 @@ struct PosixTimeZoneRule: Hashable, Sendable {
         // The year in question and its neighbours: a southern zone's summer spans New Year,
         // and a switch time past 24 hours can move it into the next year.
         let year = CivilTime.date(days: CivilTime.floorDiv(seconds + Int64(standard.utcOffset), CivilTime.secondsPerDay)).year
-        var latest: (instant: Int64, isDaylight: Bool)?
+        // The latest switch at or before `seconds` decides (no arrays: this runs per event
+        // for dates after a zone's last transition).
+        var latest = Int64.min, isDaylight = false
         for candidate in (year - 1)...(year + 1) {
-            // The start is given in standard time, the end in daylight time.
-            let switches = [
-                (instant(of: end, in: candidate, utcOffset: daylight.utcOffset), false),
-                (instant(of: start, in: candidate, utcOffset: standard.utcOffset), true),
-            ]
-            for (instant, isDaylight) in switches where instant <= seconds {
-                // At equal instants the start wins: `0/0,J365/25` is daylight time all year.
-                if latest == nil || instant > latest!.instant || (instant == latest!.instant && isDaylight) {
-                    latest = (instant, isDaylight)
-                }
-            }
+            // The end is given in daylight time, the start in standard time. At equal
+            // instants the start wins: `0/0,J365/25` is daylight time all year.
+            let ends = instant(of: end, in: candidate, utcOffset: daylight.utcOffset)
+            if ends <= seconds, ends > latest { (latest, isDaylight) = (ends, false) }
+            let starts = instant(of: start, in: candidate, utcOffset: standard.utcOffset)
+            if starts <= seconds, starts >= latest { (latest, isDaylight) = (starts, true) }
         }
-        return latest?.isDaylight == true ? daylight : standard
+        return isDaylight ? daylight : standard
     }
 
     private func instant(of change: Switch, in year: Int64, utcOffset: Int) -> Int64 {

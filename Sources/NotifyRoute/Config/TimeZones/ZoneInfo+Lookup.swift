@@ -12,30 +12,24 @@ extension ZoneInfo {
         return "/usr/share/zoneinfo"
     }
 
-    /// Zones already read, by directory and name: quiet hours ask on every event.
+    /// Zones already read, by name: every route's quiet hours with the same zone share one.
     private static let cache = Mutex<[String: ZoneInfo]>([:])
 
     /// The zone called `name` (`Europe/Berlin`, `UTC`, `GMT+02:00`), read once from
-    /// ``directory`` and then cached.
+    /// ``directory`` and then cached for the life of the process (tzdata updates are
+    /// seen by the next run, as with Foundation's `TimeZone`).
     static func named(_ name: String) throws(ZoneInfoError) -> ZoneInfo {
-        let directory = directory
-        let key = directory + "\u{0}" + name
-        if let zone = cache.withLock({ $0[key] }) { return zone }
+        if let zone = cache.withLock({ $0[name] }) { return zone }
         let zone = try load(named: name, directory: directory)
-        cache.withLock { $0[key] = zone }
+        cache.withLock { $0[name] = zone }
         return zone
     }
 
     /// The machine's own zone: `$TZ` as glibc reads it, else `/etc/localtime`, else UTC.
-    static func local() -> ZoneInfo {
-        let tz = getenv("TZ").map { String(cString: $0) }
-        let directory = directory
-        let key = "\u{1}local\u{0}" + directory + "\u{0}" + (tz.map { "=" + $0 } ?? "unset")
-        if let zone = cache.withLock({ $0[key] }) { return zone }
-        let zone = local(tz: tz, directory: directory)
-        cache.withLock { $0[key] = zone }
-        return zone
-    }
+    /// Read once, like Foundation's `TimeZone.current`.
+    static var local: ZoneInfo { localZone }
+
+    private static let localZone = local(tz: getenv("TZ").map { String(cString: $0) }, directory: directory)
 
     /// `tz` is `$TZ`: unset means `localtime`; empty means UTC; `:Europe/Berlin`,
     /// `Europe/Berlin` and `/path/to/tzif` name a file; anything else is tried as a POSIX

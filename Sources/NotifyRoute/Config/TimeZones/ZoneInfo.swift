@@ -66,6 +66,13 @@ struct ZoneInfo: Hashable, Sendable {
         return low == 0 ? types[0] : types[transitionTypes[low - 1]]
     }
 
+    /// Minutes since local midnight (0...1439) at `seconds` since the epoch: all that
+    /// quiet hours need, without building a whole `LocalTime`.
+    func minuteOfDay(atSecondsSince1970 seconds: Int64) -> Int {
+        let local = seconds + Int64(localTimeType(atSecondsSince1970: seconds).utcOffset)
+        return Int(CivilTime.floorMod(local, CivilTime.secondsPerDay) / 60)
+    }
+
     /// The wall-clock reading of `seconds` since the epoch in this zone.
     func localTime(atSecondsSince1970 seconds: Int64) -> LocalTime {
         LocalTime(secondsSince1970: seconds, type: localTimeType(atSecondsSince1970: seconds))
