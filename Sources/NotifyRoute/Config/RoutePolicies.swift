@@ -47,7 +47,12 @@ public struct QuietHours: Hashable, Sendable {
     /// saving included), or of the machine's zone when there is none or it cannot be read.
     public func activeWindow(at date: Date) -> ClockWindow? {
         let seconds = ZoneInfo.wholeSeconds(date.timeIntervalSince1970)
-        let minute = (zone ?? ZoneInfo.local).minuteOfDay(atSecondsSince1970: seconds)
+        // `if let`, not `??`: that would copy the zone (a retain per array) on every check.
+        let minute = if let zone {
+            zone.minuteOfDay(atSecondsSince1970: seconds)
+        } else {
+            ZoneInfo.local.minuteOfDay(atSecondsSince1970: seconds)
+        }
         return windows.first { $0.contains(minuteOfDay: minute) }
     }
 
