@@ -99,7 +99,7 @@ public struct JournalSink: NotificationSink {
     /// (default 0: no queue), `fields` (a map of valid journal field names to values).
     public static let plugin = SinkPlugin(
         kind: "journal",
-        summary: "a structured record per event in the systemd journal (sd_journal_sendv), with a bounded queue for a hung journald",
+        summary: "a structured record per event in the systemd journal (native protocol; sd_journal_sendv for big records), with a bounded queue for a hung journald",
         optionKeys: ["identifier", "queue_size", "fields"]
     ) { options in
         let identifier = try options.string("identifier")
@@ -148,8 +148,9 @@ public struct JournalSink: NotificationSink {
         return try await write(record, deadline: delivery.deadline, notes: notes)
     }
 
-    /// Writes a record of your own through the sink's queue, with the same answers as
-    /// ``deliver(_:)``: fields whose values are bytes (not UTF-8) are written as they are.
+    /// Writes a record of your own the way events are written (at once, or through the
+    /// sink's queue), with the same answers as ``deliver(_:)``: fields whose values are
+    /// bytes (not UTF-8) are written as they are.
     ///
     /// ```swift
     /// var record = JournalRecord([("MESSAGE", "firmware blob"), ("PRIORITY", "6")])
