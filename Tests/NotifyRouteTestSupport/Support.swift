@@ -131,8 +131,10 @@ public enum ProcessRunner {
             usleep(1_000)
         }
         let duration = ContinuousClock.now - started
-        // A grandchild that kept our pipes open must not hang the test: give readers 2s.
-        _ = group.wait(timeout: .now() + 2)
+        // A grandchild that kept our pipes open must not hang the test, but on a loaded
+        // 2-core machine the readers can lag the exit by seconds (seen: an empty stdout
+        // after 2 s): give them 10 s.
+        _ = group.wait(timeout: .now() + 10)
         let exitStatus: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         return ProcessResult(
             status: exitStatus, standardOutput: String(decoding: outData.get(), as: UTF8.self),
