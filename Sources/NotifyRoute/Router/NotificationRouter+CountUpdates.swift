@@ -41,10 +41,10 @@ extension NotificationRouter {
         for key in finishedUpdates {
             if let flush = countUpdates.updateFinished(key: key, now: now) { schedule(flush) }
         }
-        for (item, decision) in zip(pending, decisions) where decision.createdWindow && item.capabilities.canReplace {
+        for position in pending.indices where decisions[position].createdWindow && pending[position].capabilities.canReplace {
             var handle: SinkHandle?
-            if case .success(let receipt)? = results[item.index].0 { handle = receipt.handle }
-            if let flush = countUpdates.originalFinished(key: item.stateKey, handle: handle, now: now) { schedule(flush) }
+            if case .success(let receipt)? = results[pending[position].index].0 { handle = receipt.handle }
+            if let flush = countUpdates.originalFinished(key: pending[position].stateKey, handle: handle, now: now) { schedule(flush) }
         }
     }
 

@@ -234,12 +234,14 @@ public final class NotificationRouter: Sendable {
         // after the other: no child task, no deadline task and timer (see `attempt`).
         var results = [(Result<SinkReceipt, SinkError>?, Duration)](repeating: (nil, .zero), count: targets.count)
         var allInline = true
-        for (item, decision) in zip(pending, decisions) where decision.sendsSomething && !item.capabilities.deliversInline {
+        // By index, here and below: iterating `zip(pending, decisions)` copies every
+        // delivery (and its event) once per loop.
+        for position in pending.indices where decisions[position].sendsSomething && !pending[position].capabilities.deliversInline {
             allInline = false
         }
         if allInline {
-            for (item, decision) in zip(pending, decisions) where decision.sendsSomething {
-                let (index, result, duration) = await deliverOne(item, decision)
+            for position in pending.indices where decisions[position].sendsSomething {
+                let (index, result, duration) = await deliverOne(pending[position], decisions[position])
                 results[index] = (result, duration)
             }
         } else {
@@ -257,41 +259,43 @@ public final class NotificationRouter: Sendable {
         var commits: [(item: Int, handle: SinkHandle?)] = []
         var rollbacks: [String] = []
         var finishedUpdates: [String] = []
-        for (position, (item, decision)) in zip(pending, decisions).enumerated() {
-            let (result, duration) = results[item.index]
-            outcomes[item.index].duration = duration
+        for position in pending.indices {
+            let index = pending[position].index
+            let decision = decisions[position]
+            let (result, duration) = results[index]
+            outcomes[index].duration = duration
             if let summary = decision.summary {
-                outcomes[item.index].notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
+                outcomes[index].notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
             }
             if let suppressed = decision.suppressed {
                 // A duplicate: suppressed, with the earlier notification's count updated where the sink can.
                 if case .duplicate(let count, let window, _) = suppressed {
                     var updated = false
-                    if case .updateDuplicateCount = decision.intent { finishedUpdates.append(item.stateKey) }
-                    if case .failure(let error)? = result { outcomes[item.index].notes.append("count update failed: \(error.message)") }
+                    if case .updateDuplicateCount = decision.intent { finishedUpdates.append(pending[position].stateKey) }
+                    if case .failure(let error)? = result { outcomes[index].notes.append("count update failed: \(error.message)") }
                     if case .success? = result { updated = true }
                     if decision.coalesced {
-                        outcomes[item.index].notes.append("count update coalesced: the notification will show the latest count")
+                        outcomes[index].notes.append("count update coalesced: the notification will show the latest count")
                     }
-                    outcomes[item.index].status = .suppressed(.duplicate(count: count, window: window, updatedInPlace: updated))
+                    outcomes[index].status = .suppressed(.duplicate(count: count, window: window, updatedInPlace: updated))
                 } else {
-                    outcomes[item.index].status = .suppressed(suppressed)
+                    outcomes[index].status = .suppressed(suppressed)
                 }
             } else if let result {
                 switch result {
                 case .success(let receipt):
-                    outcomes[item.index].handle = receipt.handle
-                    if !receipt.notes.isEmpty { outcomes[item.index].notes += receipt.notes }
+                    outcomes[index].handle = receipt.handle
+                    if !receipt.notes.isEmpty { outcomes[index].notes += receipt.notes }
                     switch (receipt.disposition, decision.intent) {
-                    case (.queued(let reason), _): outcomes[item.index].status = .queued(reason: reason)
-                    case (.delivered, .replace(let previous)): outcomes[item.index].status = .replaced(previous: previous)
-                    case (.delivered, _): outcomes[item.index].status = .delivered
+                    case (.queued(let reason), _): outcomes[index].status = .queued(reason: reason)
+                    case (.delivered, .replace(let previous)): outcomes[index].status = .replaced(previous: previous)
+                    case (.delivered, _): outcomes[index].status = .delivered
                     }
                     commits.append((position, receipt.handle))
                 case .failure(let error):
-                    outcomes[item.index].status = SinkOutcome.Status(failure: error)
+                    outcomes[index].status = SinkOutcome.Status(failure: error)
                     // A failed delivery must not make the next attempt look like a duplicate.
-                    if decision.createdWindow { rollbacks.append(item.stateKey) }
+                    if decision.createdWindow { rollbacks.append(pending[position].stateKey) }
                 }
             }
         }
