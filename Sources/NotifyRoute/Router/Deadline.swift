@@ -20,7 +20,10 @@ enum Deadline {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 gate.install(continuation)
-                let task = Task {
+                // High priority: the sink's own work must not queue behind a burst of
+                // routing work (100,000 sends at once), or the deadline would measure the
+                // backlog, not the sink, and the first notification of a storm time out.
+                let task = Task(priority: .high) {
                     do { gate.resume(.finished(.success(try await work()))) } catch {
                         gate.resume(.finished(.failure(error)))
                     }
