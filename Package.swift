@@ -31,12 +31,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .systemLibrary(
-            name: "CYAML",
-            path: "Sources/CYAML",
-            pkgConfig: "yaml-0.1",
-            providers: [.apt(["libyaml-dev"])]
-        ),
+        // libyaml (Debian libyaml-dev), linked statically by its module map (`-l:libyaml.a`), as
+        // Yams bundled it: no pkgConfig, whose `-lyaml` would add libyaml-0.so.2 to every start.
+        .systemLibrary(name: "CYAML", path: "Sources/CYAML"),
 
         // MARK: Sink plugins
         .target(

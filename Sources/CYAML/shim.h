@@ -1,4 +1,5 @@
 #include <yaml.h>
 
-/* libyaml (Debian libyaml-dev, pkg-config yaml-0.1): the config parser reads its
- * events and `config show` writes through its emitter. Nothing else is needed from C. */
+/* libyaml (Debian libyaml-dev; `apt-get install libyaml-dev`): the config parser reads its
+ * events and `config show` writes through its emitter. Nothing else is needed from C.
+ * Linked statically (see module.modulemap). */
