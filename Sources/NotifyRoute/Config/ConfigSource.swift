@@ -69,10 +69,13 @@ public struct ConfigSource: Sendable, Hashable {
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { throw failure(EISDIR) }
-        // One byte past the limit tells a file at the limit from a larger one.
-        var bytes = [UInt8](repeating: 0, count: maximumSize + 1)
+        // A buffer of the file's size (not of the limit: zeroing 1 MiB costs more than the
+        // parse), grown if the file grows; one byte past the limit tells a file at the limit
+        // from a larger one.
+        var bytes = [UInt8](repeating: 0, count: min(max(Int(info.st_size), 4096), maximumSize) + 1)
         var count = 0
-        while count < bytes.count {
+        while count <= maximumSize {
+            if count == bytes.count { bytes += repeatElement(0, count: min(bytes.count, maximumSize + 1 - bytes.count)) }
             let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
             if got == 0 { break }
             if got < 0 {
