@@ -3,6 +3,7 @@ import NotifyRoute
 
 struct Close: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "close",
         abstract: "Close the notification an earlier event with this replace key showed.")
 
     @OptionGroup var global: GlobalOptions

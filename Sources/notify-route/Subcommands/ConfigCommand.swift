@@ -9,6 +9,7 @@ struct ConfigCommand: AsyncParsableCommand {
 
     struct Check: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "check",
             abstract: "Check a config file (or the one in effect); errors name file:line:column and exit 78.")
 
         @OptionGroup var global: GlobalOptions
@@ -28,6 +29,7 @@ struct ConfigCommand: AsyncParsableCommand {
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Print the effective config, with every default filled in.")
 
         @OptionGroup var global: GlobalOptions

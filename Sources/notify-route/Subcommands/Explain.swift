@@ -3,6 +3,7 @@ import NotifyRoute
 
 struct Explain: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "explain",
         abstract: "Explain which rules and routes an event would match and what each sink would do; nothing is sent.")
 
     @OptionGroup var global: GlobalOptions

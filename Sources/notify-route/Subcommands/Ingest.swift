@@ -14,6 +14,7 @@ import Dispatch
 
 struct Ingest: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "ingest",
         abstract: "Send one event per line of JSON on standard input.",
         discussion: """
             Each line is an object such as {"title": "Disk full", "level": "warning", "tags": ["ops"]} \

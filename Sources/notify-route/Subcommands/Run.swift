@@ -14,6 +14,7 @@ import Dispatch
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Run a command, then notify: success with its duration, or error with its status and the end of its stderr.",
         discussion: """
             The command runs directly (argv, PATH lookup, never a shell); its stdin and stdout are ours, \

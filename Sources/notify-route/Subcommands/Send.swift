@@ -3,6 +3,7 @@ import NotifyRoute
 
 struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "send",
         abstract: "Send a notification through the configured routes.",
         discussion: """
             Exit codes: 0 delivered or suppressed on purpose (duplicate, dropped by a rule), \

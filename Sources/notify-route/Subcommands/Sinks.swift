@@ -3,6 +3,7 @@ import NotifyRoute
 
 struct Sinks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "sinks",
         abstract: "List the sink kinds, the configured sinks and whether each is available, and why not.")
 
     @OptionGroup var global: GlobalOptions
