@@ -137,6 +137,9 @@ struct DesktopSinkBusTests {
                     #expect(report.summary != .failed)
                 }
                 #expect(statuses == ["delivered", "suppressed", "suppressed"])
+                // A duplicate sooner than the coalescing interval after the last update
+                // waits; finishing sends it, so the notification ends showing the count.
+                await router.finish(within: .seconds(2))
             }
         }
         let calls = try daemon.notifyCalls()
