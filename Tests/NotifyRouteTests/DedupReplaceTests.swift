@@ -1,3 +1,4 @@
+import Foundation
 import NotifyRoute
 import Testing
 
@@ -140,6 +141,46 @@ import Testing
             """)
         for index in 0..<200 { try await fixture.send("event \(index)") }
         #expect(fixture.store.snapshot.dedup.count <= 50)
+    }
+
+    /// Past `max_entries`, closed windows go first, then the least recently seen: a
+    /// window seen again outlives older ones. The same with a state that was decoded
+    /// (as from a state file), which keeps no eviction order and cuts by selection.
+    @Test(arguments: [false, true]) func evictionForgetsTheLeastRecentlySeen(decoded: Bool) async throws {
+        let registry = RouterFixture.registry
+        let config = try RouterConfiguration.load(yaml: """
+            sinks: { out: { kind: recording } }
+            routes:
+              - { match: { source: short }, to: [out], dedup: { window: 1m } }
+              - { to: [out], dedup: { window: 1h } }
+            state: { max_entries: 10 }
+            """, file: "test.yaml", registry: registry)
+        let initial = decoded ? try JSONDecoder().decode(RouterState.self, from: JSONEncoder().encode(RouterState())) : RouterState()
+        let store = InMemoryStateStore(initial)
+        let clock = ManualClock()
+        let router = try NotificationRouter(configuration: config, registry: registry, store: store, clock: clock)
+        func send(_ title: String, source: String? = nil) async throws {
+            _ = try await router.send(NotificationEvent(title: title, source: source))
+            clock.advance(by: .seconds(1))
+        }
+        func remembered(_ title: String) -> Bool {
+            store.snapshot.dedup.keys.contains { $0.hasSuffix("\u{1F}\(title)\u{1F}") }
+        }
+
+        try await send("closes soon", source: "short")  // its window closes a minute later
+        for index in 0..<9 { try await send("event \(index)") }
+        clock.advance(by: .seconds(120))
+        let again = try await router.send(NotificationEvent(title: "event 0"))  // seen again: now the most recent
+        #expect(again.statusName(of: "out") == "suppressed")
+        try await send("event 9")  // 11 entries: the closed window goes, 10 remain
+        #expect(store.snapshot.dedup.count == 10)
+        #expect(!remembered("closes soon"))
+        try await send("event 10")  // 11 again: down to 9, without the two least recently seen
+        let state = store.snapshot
+        #expect(state.dedup.count == 9)
+        #expect(remembered("event 0"))
+        #expect(!remembered("event 1") && !remembered("event 2"))
+        #expect((3...10).allSatisfy { remembered("event \($0)") })
     }
 }
 

@@ -311,7 +311,7 @@ public final class NotificationRouter: Sendable {
                 if inhibits, let first = commits.first {
                     PolicyDecision.recordInhibitor(pending[first.item].event, rules: inhibitRules, now: committed, state: &state)
                 }
-                for key in rollbacks { state.dedup.removeValue(forKey: key) }
+                for key in rollbacks { state.removeDedup(forKey: key) }
                 if state.handles.count > maxEntries { state.evict(maxEntries: maxEntries) }
             }
         }
@@ -408,7 +408,7 @@ public final class NotificationRouter: Sendable {
             switch await Deadline.run(within: instance.deadline, { try await sink.close(request) }) {
             case .finished(.success):
                 _ = try? store.withState { state in
-                    state.handles.removeValue(forKey: key)
+                    state.removeHandle(forKey: key)
                     // A closed source event no longer inhibits anything.
                     state.inhibitors = state.inhibitors.filter { $0.value.replaceKey != replaceKey }
                 }

@@ -61,7 +61,7 @@ struct PolicyDecision: Sendable {
                 state.rates[policyKey] = record
                 if decision.createdWindow {
                     // Held, not shown: the next identical event must not count as a duplicate of it.
-                    state.dedup.removeValue(forKey: dedupStateKey ?? RouterState.key(sink: sink, event.dedupKey))
+                    state.removeDedup(forKey: dedupStateKey ?? RouterState.key(sink: sink, event.dedupKey))
                 }
                 return PolicyDecision(intent: .show, count: 1, suppressed: .rateLimited(max: rate.max, per: rate.per, held: record.held),
                                       createdWindow: false)
@@ -128,7 +128,7 @@ struct PolicyDecision: Sendable {
             if var record = state.dedup[key], now.timeIntervalSince(record.firstSeen) < window.seconds {
                 record.count += 1
                 record.lastSeen = now
-                state.dedup[key] = record
+                state.storeDedup(record, forKey: key)
                 if capabilities.canReplace, let handle = record.handle {
                     return PolicyDecision(
                         intent: .updateDuplicateCount(handle, count: record.count), count: record.count,
@@ -138,8 +138,8 @@ struct PolicyDecision: Sendable {
                                       suppressed: .duplicate(count: record.count, window: window, updatedInPlace: false),
                                       createdWindow: false)
             }
-            state.dedup[key] = RouterState.DedupRecord(
-                firstSeen: now, lastSeen: now, count: 1, handle: nil, expires: now.addingTimeInterval(window.seconds))
+            state.storeDedup(RouterState.DedupRecord(
+                firstSeen: now, lastSeen: now, count: 1, handle: nil, expires: now.addingTimeInterval(window.seconds)), forKey: key)
             createdWindow = true
             count = 1
             // Windows that have closed go first; then, if still over the bound, the oldest.
@@ -158,7 +158,7 @@ struct PolicyDecision: Sendable {
     ) {
         guard let handle else { return }
         if let replaceKey = event.replaceKey {
-            state.handles[RouterState.key(sink: sink, replaceKey)] = RouterState.HandleRecord(handle: handle, lastUsed: now)
+            state.storeHandle(RouterState.HandleRecord(handle: handle, lastUsed: now), forKey: RouterState.key(sink: sink, replaceKey))
         }
         // One lookup: `dedup[key]?.handle = handle` changes nothing when the key is absent.
         state.dedup[dedupStateKey ?? RouterState.key(sink: sink, event.dedupKey)]?.handle = handle
