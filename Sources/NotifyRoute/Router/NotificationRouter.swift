@@ -333,15 +333,28 @@ public final class NotificationRouter: Sendable {
         return digest
     }
 
-    struct PendingDelivery: Sendable {
-        var index: Int
-        var target: RoutingPlan.Target
-        var instance: SinkInstance
+    /// A class: the wave's loops, the state transaction and `deliverOne` pass one
+    /// reference around instead of copying the event, key and capabilities each time
+    /// (four copies of a dozen reference-counted fields per delivery as a struct).
+    final class PendingDelivery: Sendable {
+        let index: Int
+        let target: RoutingPlan.Target
+        let instance: SinkInstance
         /// Read once per delivery: a sink may compute them (the desktop sink does).
-        var capabilities: SinkCapabilities
-        var event: ResolvedEvent
+        let capabilities: SinkCapabilities
+        let event: ResolvedEvent
         /// The sink's name and the dedup key: the state's key, built once per delivery.
-        var stateKey: String
+        let stateKey: String
+
+        init(index: Int, target: RoutingPlan.Target, instance: SinkInstance, capabilities: SinkCapabilities,
+             event: ResolvedEvent, stateKey: String) {
+            self.index = index
+            self.target = target
+            self.instance = instance
+            self.capabilities = capabilities
+            self.event = event
+            self.stateKey = stateKey
+        }
     }
 
     /// One sink's delivery (after a summary of what a policy held back, if any).
