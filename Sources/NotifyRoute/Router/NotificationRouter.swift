@@ -121,15 +121,18 @@ public final class NotificationRouter: Sendable {
         report.outcomes = await deliver(plan.targets, plan: plan, resolved: report.event, failoverFor: [:])
         var failover: [String: [String]] = [:]  // failover sink -> the sinks it stands in for
         var targets: [RoutingPlan.Target] = []  // in order, each under the route of the first sink it stands in for
-        for (target, outcome) in zip(plan.targets, report.outcomes) {
-            guard let route = target.route, !route.failover.isEmpty else { continue }
-            switch outcome.status {
+        // By index, and the route's failover list before anything else: zipping copied
+        // every outcome, and `guard let route` copied the whole route, for every target.
+        for position in plan.targets.indices {
+            let target = plan.targets[position]
+            guard let names = target.route?.failover, !names.isEmpty else { continue }
+            switch report.outcomes[position].status {
             case .failed, .unavailable: break
             default: continue
             }
-            for name in route.failover where !plan.targets.contains(where: { $0.sinkName == name }) {
+            for name in names where !plan.targets.contains(where: { $0.sinkName == name }) {
                 if failover[name] == nil {
-                    targets.append(RoutingPlan.Target(sinkName: name, label: target.label, route: route, instance: instances[name]))
+                    targets.append(RoutingPlan.Target(sinkName: name, label: target.label, route: target.route, instance: instances[name]))
                 }
                 failover[name, default: []].append(target.sinkName)
             }
@@ -137,12 +140,12 @@ public final class NotificationRouter: Sendable {
         if !targets.isEmpty {
             report.outcomes += await deliver(targets, plan: plan, resolved: report.event, failoverFor: failover)
         }
-        for outcome in report.outcomes where !outcome.status.isSuccess {
-            switch outcome.status {
+        for position in report.outcomes.indices {
+            switch report.outcomes[position].status {
             case .failed(let error):
-                logger.warning("sink failed", metadata: ["sink": "\(outcome.sink)", "error": "\(error.message)"])
+                logger.warning("sink failed", metadata: ["sink": "\(report.outcomes[position].sink)", "error": "\(error.message)"])
             case .unavailable(let reason):
-                logger.debug("sink unavailable", metadata: ["sink": "\(outcome.sink)", "reason": "\(reason)"])
+                logger.debug("sink unavailable", metadata: ["sink": "\(report.outcomes[position].sink)", "reason": "\(reason)"])
             default: break
             }
         }
@@ -188,8 +191,10 @@ public final class NotificationRouter: Sendable {
             var outcome = SinkOutcome(sink: target.sinkName, kind: instance.declaration.kind, status: .delivered,
                                       route: target.label, failoverFor: failoverLabel)
             let capabilities = instance.sink.capabilities
-            let event = fitted(resolve(resolved, plan: plan, route: target.route, declaration: instance.declaration),
-                               to: capabilities, notes: &outcome.notes)
+            // One copy of the event per sink, changed in place (resolve and fitted each returned another).
+            var event = resolved
+            layer(&event, plan: plan, target: target, instance: instance)
+            fit(&event, to: capabilities, notes: &outcome.notes)
             if let minimum = instance.declaration.minimumLevel, event.level < minimum {
                 outcome.status = .suppressed(.belowMinimumLevel(minimum))
             }
@@ -388,18 +393,23 @@ public final class NotificationRouter: Sendable {
 
     /// Caps title and body at the sink's limits, with a marker, and drops actions it cannot show.
     func fitted(_ event: ResolvedEvent, to capabilities: SinkCapabilities, notes: inout [String]) -> ResolvedEvent {
+        var event = event
+        fit(&event, to: capabilities, notes: &notes)
+        return event
+    }
+
+    /// ``fitted(_:to:notes:)`` in place.
+    func fit(_ event: inout ResolvedEvent, to capabilities: SinkCapabilities, notes: inout [String]) {
         if capabilities.maxTitleLength == nil && capabilities.maxBodyLength == nil
             && (event.actions.isEmpty || capabilities.supportsActions) {
-            return event
+            return
         }
-        var event = event
         event.title = TextSanitizer.truncate(event.title, to: capabilities.maxTitleLength)
         if let body = event.body { event.body = TextSanitizer.truncate(body, to: capabilities.maxBodyLength) }
         if !event.actions.isEmpty && !capabilities.supportsActions {
             notes.append("actions dropped: this sink cannot show them")
             event.actions = []
         }
-        return event
     }
 
     /// Closes what earlier events with this replace key showed, on every sink that can.

@@ -207,6 +207,22 @@ extension NotificationRouter {
         return event
     }
 
+    /// ``resolve(_:plan:route:declaration:)`` in place, for a wave's delivery: the event is
+    /// copied once per sink and changed there, not copied again on return; the route and
+    /// the declaration are read through the target and the instance that hold them, field
+    /// by field (passed as values, each was copied whole per delivery).
+    func layer(_ event: inout ResolvedEvent, plan: RoutingPlan, target: RoutingPlan.Target, instance: SinkInstance) {
+        let explicit = plan.explicit
+        let timeout = explicit.timeout == nil ? instance.declaration.timeout ?? target.route?.effects.timeout : nil
+        let app = explicit.app == nil ? instance.declaration.app ?? target.route?.effects.app : nil
+        let icon = explicit.icon == nil ? instance.declaration.icon ?? target.route?.effects.icon : nil
+        let category = explicit.category == nil ? target.route?.effects.category : nil
+        if let timeout { event.timeout = timeout }
+        if let app { event.app = app }
+        if let icon { event.icon = icon }
+        if let category { event.category = category }
+    }
+
     static func label(_ what: String, _ index: Int, _ name: String?) -> String {
         "\(what) \(index + 1)" + (name.map { " \"\($0)\"" } ?? "")
     }
