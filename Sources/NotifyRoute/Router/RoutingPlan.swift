@@ -26,6 +26,11 @@ struct RoutingPlan: Sendable {
     final class Matcher: Sendable {
         let matcher: EventMatcher
         init(_ matcher: EventMatcher) { self.matcher = matcher }
+
+        /// Matches in a method of the class, which borrows the matcher: reached from the
+        /// plan as `matchers[index].matcher.matches(_:)`, it was copied (its globs, tags,
+        /// a retain each) for every route of every event.
+        func matches(_ subject: MatchSubject) -> Bool { matcher.matches(subject) }
     }
 
     /// What a router computes once from its config for ``NotificationRouter/plan(_:only:tracing:)``.
@@ -88,7 +93,7 @@ extension NotificationRouter {
                 matched = verdict.matched
                 plan.ruleTraces.append(.init(label: label, matched: matched, reasons: verdict.reasons, detail: Self.describe(rule.effects)))
             } else {
-                matched = tables.ruleMatchers[index].matcher.matches(plan.subject)
+                matched = tables.ruleMatchers[index].matches(plan.subject)
             }
             guard matched else { continue }
             let rule = configuration.rules[index]
@@ -125,7 +130,7 @@ extension NotificationRouter {
                     detail: "to \(route.sinks.joined(separator: ", "))" + (route.continues ? ", continue" : "")
                         + (route.failover.isEmpty ? "" : ", failover \(route.failover.joined(separator: ", "))")))
             } else {
-                matched = tables.routeMatchers[index].matcher.matches(plan.subject)
+                matched = tables.routeMatchers[index].matches(plan.subject)
             }
             guard matched else { continue }
             plan.matchedRoutes.append(label)
