@@ -17,10 +17,14 @@ public struct SinkCapabilities: Hashable, Sendable {
     public var maxTitleLength: Int?
     /// Bodies longer than this are cut with a marker; `nil` for no limit.
     public var maxBodyLength: Int?
-    /// ``NotificationSink/deliver(_:)`` returns promptly without waiting on anything
-    /// (an in-memory sink, a counter). The router then calls it directly, without the
-    /// task and timer that enforce ``SinkDelivery/deadline``: the deadline no longer
-    /// holds for such a sink, so never declare it for a sink that does I/O.
+    /// ``NotificationSink/deliver(_:)`` never keeps its caller past
+    /// ``SinkDelivery/deadline``, by its own construction: it answers at once (an
+    /// in-memory sink, a counter), or does only non-blocking I/O on the caller's thread
+    /// and enforces the deadline itself for anything that may block (the journal sink:
+    /// one non-blocking datagram, else its own queue answered before the deadline). The
+    /// router then calls it directly, without the task and timer that otherwise enforce
+    /// the deadline, and does not cancel it. Never declare it for a sink whose
+    /// `deliver` can block: a D-Bus call, a blocking write, a child process.
     public var deliversInline: Bool
 
     public init(
