@@ -89,8 +89,8 @@ run_hf breakdown "${RUNS[@]}" \
   "true" \
   "$BIN/journal-sendv 1" \
   "$NR --version" \
-  "$NR send --dry-run --config $WORK/bench.yaml --sink journal 'Disk almost full' '92% used'" \
-  "$NR send --config $WORK/bench.yaml --sink journal 'Disk almost full' '92% used'"
+  "$NR send --config $WORK/bench.yaml --sink journal 'Disk almost full' '92% used'" \
+  "$NR send --dry-run --config $WORK/bench.yaml --sink journal 'Disk almost full' '92% used'"
 if [ -x /tmp/apprise-venv/bin/apprise ]; then
   run_hf apprise "${SLOW[@]}" "/tmp/apprise-venv/bin/apprise -t 'Disk almost full' -b '92% used' dbus://?image=no"
 fi
@@ -173,11 +173,12 @@ if bi:
 b = hf("breakdown")
 if len(b) == 5:
     names = ["`true` (spawn floor)", "C: libsystemd + one sd_journal_sendv", "`notify-route --version` (load, relocate, Swift runtime; no parser)",
-             "`send --dry-run` (+ ArgumentParser, config parse, router, plan)", "`send --sink journal` (+ state file, journal datagram, exit)"]
+             "`send --sink journal` (+ ArgumentParser, config, router, state file, one datagram, exit)",
+             "`send --dry-run --sink journal` (the same without state file and datagram, plus the plan printed)"]
     print("\n| journal send, stage by stage | median | step |\n|---|---|---|")
     prev = None
     for label, (cmd, med, sd) in zip(names, b):
-        step = "" if prev is None or label.startswith("`notify-route") else f"+{med - prev:.2f} ms"
+        step = "" if prev is None or label.startswith("`notify-route") else f"{med - prev:+.2f} ms"
         print(f"| {label} | {med:.2f} ms | {step} |")
         prev = med
 PY
