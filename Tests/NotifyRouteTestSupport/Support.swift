@@ -145,25 +145,10 @@ public enum ProcessRunner {
     public static func spawn(
         _ path: String, _ arguments: [String], environment: [String: String], actions: inout posix_spawn_file_actions_t
     ) throws -> pid_t {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t(), all = sigset_t()
-        sigemptyset(&empty)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+        switch CleanSpawn.spawn(path, arguments: [path] + arguments, environment: environment, actions: &actions) {
+        case .success(let pid): return pid
+        case .failure(let failure): throw SpawnError(description: "cannot start \(path): \(failure.reason)")
         }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        guard result == 0 else { throw SpawnError(description: "cannot start \(path): \(String(cString: strerror(result)))") }
-        return pid
     }
 
     public struct SpawnError: Error, CustomStringConvertible {

@@ -70,31 +70,16 @@ final class PluginProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, stdoutPair[1], STDOUT_FILENO)
         posix_spawn_file_actions_adddup2(&actions, stderrPair[1], STDERR_FILENO)
 
-        // Every signal unblocked and at its default: a CLI ignores SIGPIPE, and a thread
-        // of ours may block signals; both would otherwise be inherited across exec.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t(), all = sigset_t()
-        sigemptyset(&empty)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        let spawned = CleanSpawn.spawn(executable, arguments: arguments, environment: environment, actions: &actions)
         for fd in [stdinPair[1], stdoutPair[1], stderrPair[1]] { close(fd) }
-        guard result == 0 else {
+        let pid: pid_t
+        switch spawned {
+        case .success(let child):
+            pid = child
+        case .failure(let failure):
             for fd in [stdinPair[0], stdoutPair[0], stderrPair[0]] { close(fd) }
-            let kind: SinkError.Kind = result == ENOENT || result == EACCES ? .unavailable : .failed
-            throw SinkError(kind, "cannot start \(executable): \(String(cString: strerror(result)))")
+            let kind: SinkError.Kind = failure.code == ENOENT || failure.code == EACCES ? .unavailable : .failed
+            throw SinkError(kind, "cannot start \(executable): \(failure.reason)")
         }
         let process = PluginProcess(pid: pid, sinkName: sinkName, input: stdinPair[0])
         process.startThreads(stdout: stdoutPair[0], stderr: stderrPair[0])

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import NotifyRoute
 
 /// Starts the command of `notify-route run`: argv as given, the program found on
 /// `PATH` the way `execvp` finds it, never through a shell.
@@ -57,28 +58,15 @@ enum CommandLauncher {
         defer { posix_spawn_file_actions_destroy(&actions) }
         if let standardError { posix_spawn_file_actions_adddup2(&actions, standardError, STDERR_FILENO) }
 
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t(), all = sigset_t()
-        sigemptyset(&empty)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
-        guard result == 0 else {
-            let reason = String(cString: strerror(result))
-            switch result {
-            case ENOENT: throw LaunchError(status: 127, message: "\(path): \(reason)")
+        switch CleanSpawn.spawn(path, arguments: arguments, actions: &actions) {
+        case .success(let pid):
+            return pid
+        case .failure(let failure):
+            switch failure.code {
+            case ENOENT: throw LaunchError(status: 127, message: "\(path): \(failure.reason)")
             case ENOEXEC: throw LaunchError(status: 126, message: "\(path): not an executable format (a script without a #! line? run never uses a shell)")
-            default: throw LaunchError(status: 126, message: "\(path): \(reason)")
+            default: throw LaunchError(status: 126, message: "\(path): \(failure.reason)")
             }
         }
-        return pid
     }
 }

@@ -1,0 +1,50 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// `posix_spawn` with every signal unblocked and at its default disposition in the child.
+///
+/// A process of ours ignores SIGPIPE, may catch SIGINT, and has threads that block
+/// signals; an ignored disposition and the signal mask are inherited across exec, so a
+/// child started plainly would not see SIGPIPE, or SIGCHLD, or a kill it should die of.
+/// The exec plugin, `notify-route run` and the tests start their children through this.
+public enum CleanSpawn {
+    /// Starts `path` with `arguments` (argv[0] included) and `environment` (`nil`: this
+    /// process's environment), applying `actions` (dup2s of pipes, say).
+    ///
+    /// - Returns: the child's pid, or the `errno` of the failure (`ENOENT`, `EACCES`, ...).
+    public static func spawn(
+        _ path: String, arguments: [String], environment: [String: String]? = nil,
+        actions: inout posix_spawn_file_actions_t
+    ) -> Result<pid_t, SpawnFailure> {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t(), all = sigset_t()
+        sigemptyset(&empty)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer {
+            argv.forEach { free($0) }
+            envp?.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let result = envp.map { posix_spawn(&pid, path, &actions, &attributes, argv, $0) }
+            ?? posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+        return result == 0 ? .success(pid) : .failure(SpawnFailure(code: result))
+    }
+
+    /// Why a spawn failed: the `errno` value `posix_spawn` returned.
+    public struct SpawnFailure: Error, Sendable {
+        public var code: Int32
+        /// `strerror` of the code.
+        public var reason: String { String(cString: strerror(code)) }
+    }
+}
