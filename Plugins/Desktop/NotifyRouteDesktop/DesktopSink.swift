@@ -158,6 +158,10 @@ public final class DesktopSink: NotificationSink {
         return SinkReceipt(handle: request.handle)
     }
 
+    /// The daemon shows and expires what it was given: nothing of a delivery is left for
+    /// ``finish()`` (the protocol's no-op) to wait for.
+    public var hasPendingWork: Bool { false }
+
     /// Every action and dismissal from now on, and the recent ones before it.
     public func interactions() -> AsyncStream<SinkInteraction>? {
         hub.stream()

@@ -70,6 +70,12 @@ public final class ExecSink: NotificationSink {
         return try await process.request(id: id, line: ExecRequest.close(request, id: id).line(), deadline: request.deadline).get()
     }
 
+    /// The plugin process runs: ``finish()`` ends it.
+    public var hasPendingWork: Bool {
+        guard let process = state.withLock({ $0.process }) else { return false }
+        return !process.hasEnded
+    }
+
     /// Closes the plugin's stdin and gives it two seconds to finish and exit; then kills it.
     public func finish() async {
         guard let process = state.withLock({ $0.process }), !process.hasEnded else { return }

@@ -193,6 +193,9 @@ public struct JournalSink: NotificationSink {
         _ = await writer.flush(within: .seconds(3_600))
     }
 
+    /// Records wait for journald (a datagram sent on the caller's thread leaves nothing behind).
+    public var hasPendingWork: Bool { writer.hasWaitingRecords }
+
     /// Writes one catalogued record (``JournalCatalog/sinkFailed``) for each sink that
     /// failed in `report` (not for unavailable ones: a missing desktop on a server is not news).
     ///

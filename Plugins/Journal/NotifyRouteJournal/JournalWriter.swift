@@ -341,6 +341,11 @@ final class JournalWriter: Sendable {
         }
     }
 
+    /// A record handed over is neither written nor given up: ``flush(within:)`` would wait.
+    var hasWaitingRecords: Bool {
+        state.withLock { state in !state.entries.allSatisfy { $0.state == .abandoned } }
+    }
+
     /// Waits until every record handed over is written or given up, or `timeout` passes.
     /// A record already reported as timed out (abandoned in `sd_journal_sendv`) is not waited for.
     func flush(within timeout: Duration) async -> Bool {

@@ -104,6 +104,9 @@ final class BannerPresenter: TerminalClaim {
         }
     }
 
+    /// A banner shows or waits: ``finish()`` would wait for it.
+    var isBusy: Bool { state.withLock { !$0.isIdle && !$0.ended } }
+
     /// Returns once no banner shows and none waits, or when the calling task is cancelled.
     func finish() async {
         let id = state.withLock { state in

@@ -83,7 +83,7 @@ public struct TerminalSink: NotificationSink {
     public init(
         output: Output = .standardError, color: ColorMode = .auto, style: Style = .line,
         policy: BannerPolicy = .oneAtATime, compact: CompactMode = .auto, device: String? = nil,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessEnvironment.values(["NO_COLOR", "TERM", "COLORTERM"])
     ) {
         self.output = output
         self.color = color
@@ -171,6 +171,9 @@ public struct TerminalSink: NotificationSink {
     public func finish() async {
         await presenter?.finish()
     }
+
+    /// A banner shows or waits (the line style leaves nothing behind a delivery).
+    public var hasPendingWork: Bool { presenter?.isBusy ?? false }
 
     // MARK: -
 

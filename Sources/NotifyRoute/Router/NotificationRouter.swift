@@ -452,10 +452,16 @@ public final class NotificationRouter: Sendable {
     /// waiting at most `limit` in all; the CLI calls it before exiting.
     /// Count updates still pending (duplicates coalesced during a burst) go out first,
     /// so the notification ends showing the final count.
+    ///
+    /// Sinks with nothing pending (``NotificationSink/hasPendingWork``) are skipped; when
+    /// no sink and no count update is pending it returns at once, with no task and no timer:
+    /// a CLI call that sent one event to the journal starts no thread to end.
     public func finish(within limit: Duration) async {
-        let sinks = instances.values.map(\.sink)
+        guard !countUpdates.isEmpty || instances.values.contains(where: { $0.sink.hasPendingWork }) else { return }
         _ = await Deadline.run(within: limit) {
             await self.flushCountUpdates()
+            // Asked after the flush: a count update may have just shown something.
+            let sinks = self.instances.values.map(\.sink).filter(\.hasPendingWork)
             await withTaskGroup(of: Void.self) { group in
                 for sink in sinks { group.addTask { await sink.finish() } }
             }

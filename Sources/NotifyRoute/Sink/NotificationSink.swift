@@ -51,6 +51,14 @@ public protocol NotificationSink: Sendable {
     /// bounds the wait (``NotificationRouter/finish(within:)``); a sink with nothing
     /// pending returns at once.
     func finish() async
+
+    /// Whether ``finish()`` has anything to wait for now: a banner still showing, records
+    /// queued, a plugin process running. ``NotificationRouter/finish(within:)`` finishes only
+    /// the sinks that say so, and when none does it returns at once, without the task and
+    /// the timer that bound the wait: what a process that sent one event usually sees.
+    /// It must answer without blocking. The default is `true`: a sink that does not say is
+    /// always finished.
+    var hasPendingWork: Bool { get }
 }
 
 extension NotificationSink {
@@ -63,6 +71,8 @@ extension NotificationSink {
     public func interactions() -> AsyncStream<SinkInteraction>? { nil }
 
     public func finish() async {}
+
+    public var hasPendingWork: Bool { true }
 }
 
 /// Everything the router decided for one sink and one event.

@@ -71,4 +71,6 @@ public final class RecordingSink: NotificationSink {
         state.withLock { $0.closes.append(request) }
         return SinkReceipt(handle: request.handle)
     }
+    /// Nothing outlives a delivery here: ``finish()`` has nothing to wait for.
+    public var hasPendingWork: Bool { false }
 }
