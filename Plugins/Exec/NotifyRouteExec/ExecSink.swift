@@ -105,7 +105,7 @@ public final class ExecSink: NotificationSink {
     }
 
     private func executable() -> String? {
-        ExecutableLookup.find(command[0], path: environment["PATH"] ?? ProcessInfo.processInfo.environment["PATH"])
+        ExecutableLookup.find(command[0], path: environment["PATH"] ?? ProcessEnvironment.value("PATH"))
     }
 
     private var notFoundReason: String {

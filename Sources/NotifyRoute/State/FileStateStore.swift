@@ -119,7 +119,7 @@ public enum StateDirectory {
         public var description: String
     }
 
-    public static func resolve(environment: [String: String] = ProcessInfo.processInfo.environment) throws(Refused) -> String {
+    public static func resolve(environment: [String: String] = ProcessEnvironment.values(["XDG_RUNTIME_DIR", "TMPDIR"])) throws(Refused) -> String {
         let path: String
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
             path = runtime + "/notify-route"

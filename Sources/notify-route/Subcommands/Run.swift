@@ -83,7 +83,7 @@ struct Run: AsyncParsableCommand {
     private func execute() async -> RunOutcome {
         let path: String
         do {
-            path = try CommandLauncher.resolve(command[0], path: ProcessInfo.processInfo.environment["PATH"])
+            path = try CommandLauncher.resolve(command[0], path: ProcessEnvironment.value("PATH"))
         } catch {
             Console.error(error.status == 127 ? "\(command[0]): command not found (\(error.message))" : error.message)
             return RunOutcome(status: error.status, launchFailure: error.message)

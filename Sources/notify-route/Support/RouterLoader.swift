@@ -30,9 +30,14 @@ enum RouterLoader {
     }
 
     static func source(_ options: GlobalOptions) throws -> ConfigSource {
+        try source(config: options.config)
+    }
+
+    static func source(config: String?) throws -> ConfigSource {
         do {
             return try ConfigSource.locate(
-                explicitPath: options.config, environment: ProcessInfo.processInfo.environment, embedded: embeddedConfig)
+                explicitPath: config, environment: ProcessEnvironment.values(["NOTIFY_ROUTE_CONFIG", "XDG_CONFIG_HOME", "HOME"]),
+                embedded: embeddedConfig)
         } catch {
             throw configFailure(error)
         }
@@ -42,9 +47,14 @@ enum RouterLoader {
     ///   so they hold across calls (`send`, `close`, `explain`); commands that only read
     ///   the config leave the state directory alone.
     static func load(_ options: GlobalOptions, sharedState: Bool = false) throws -> (NotificationRouter, ConfigSource) {
-        bootstrapLogging(verbose: options.verbose)
+        try load(config: options.config, verbose: options.verbose, sharedState: sharedState)
+    }
+
+    /// ``load(_:sharedState:)`` from plain values (``FastSendParser`` has no ``GlobalOptions``).
+    static func load(config: String?, verbose: Bool, sharedState: Bool = false) throws -> (NotificationRouter, ConfigSource) {
+        bootstrapLogging(verbose: verbose)
         ignoreSIGPIPE()
-        let source = try source(options)
+        let source = try source(config: config)
         return (try router(from: source, store: sharedState ? stateStore() : InMemoryStateStore()), source)
     }
 
@@ -52,7 +62,7 @@ enum RouterLoader {
         do {
             let node = try ConfigNode.parse(yaml: source.text, file: source.origin)
             let (registry, discovered) = PluginDiscovery.registry(
-                for: node, adding: try BuiltinPlugins.registry(), path: ProcessInfo.processInfo.environment["PATH"])
+                for: node, adding: try BuiltinPlugins.registry(), path: ProcessEnvironment.value("PATH"))
             let configuration = try configuration(node, origin: source.origin, registry: registry)
             try checkTrust(configuration, source: source, discovered: discovered)
             return try NotificationRouter(configuration: configuration, registry: registry, store: store, clock: clock())
@@ -99,7 +109,7 @@ enum RouterLoader {
     /// Test-only: `NOTIFY_ROUTE_TEST_NOW=SECONDS` (since 1970) fixes the router's clock, so
     /// end-to-end tests can step through dedup windows without sleeping.
     static func clock() -> any RouterClock {
-        guard let text = ProcessInfo.processInfo.environment["NOTIFY_ROUTE_TEST_NOW"], let seconds = Double(text) else {
+        guard let text = ProcessEnvironment.value("NOTIFY_ROUTE_TEST_NOW"), let seconds = Double(text) else {
             return SystemClock()
         }
         return ManualClock(Date(timeIntervalSince1970: seconds))
