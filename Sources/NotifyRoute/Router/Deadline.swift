@@ -23,7 +23,10 @@ enum Deadline {
                 // High priority: the sink's own work must not queue behind a burst of
                 // routing work (100,000 sends at once), or the deadline would measure the
                 // backlog, not the sink, and the first notification of a storm time out.
-                let task = Task(priority: .high) {
+                // On the global executor, whatever the caller's task prefers: a sink that
+                // blocks its thread must not block the thread that resumes the caller (the
+                // CLI's send runs on its main thread).
+                let task = Task(executorPreference: globalConcurrentExecutor, priority: .high) {
                     do { gate.resume(.finished(.success(try await work()))) } catch {
                         gate.resume(.finished(.failure(error)))
                     }
