@@ -1,6 +1,40 @@
 import ArgumentParser
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
+/// The process's entry point: synchronous, so that it decides on which threads the
+/// command runs.
+///
+/// `send` in its usual forms (the command of scripts, run thousands of times) runs on the
+/// main thread, on a ``CallerThreadExecutor``: a send to the journal then starts no thread
+/// at all, where an async `main` hands all its work to the cooperative pool, which first
+/// starts three. Every other command runs in the pool while the main thread serves the main
+/// queue, as with an async `main`.
 @main
+enum NotifyRouteMain {
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments == ["--version"] {
+            print(NotifyRouteVersion.current)
+            return
+        }
+        if arguments.first == "send", let request = FastSendParser.parse(arguments.dropFirst()) {
+            CallerThreadExecutor.run { await NotifyRouteCommand.send(request) }
+            return
+        }
+        // Detached: a task made here would inherit `main`'s main-actor isolation.
+        Task.detached {
+            await NotifyRouteCommand.main(arguments: arguments)
+            exit(0)
+        }
+        dispatchMain()
+    }
+}
+
 struct NotifyRouteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notify-route",
@@ -14,25 +48,29 @@ struct NotifyRouteCommand: AsyncParsableCommand {
         defaultSubcommand: nil
     )
 
-    /// `notify-route --version` alone is answered before ArgumentParser builds the
-    /// command tree, and a leaf subcommand (`send`, `close`, ...) is parsed on its own
-    /// rather than as a branch of the whole tree: ArgumentParser's reflection is most of
-    /// a cold start (callgrind, `send --dry-run`: 67% of 28.8 M instructions, mostly
+    /// A leaf subcommand (`send`, `close`, ...) is parsed on its own rather than as a
+    /// branch of the whole tree, and `notify-route --version` alone is answered before
+    /// ArgumentParser builds the tree (in ``NotifyRouteMain``): ArgumentParser's reflection
+    /// is most of a cold start (callgrind, `send --dry-run`: 67% of 28.8 M instructions, mostly
     /// protocol-conformance scans and walks of every subcommand's arguments). Anything
     /// that does not parse that way (help, a usage error, `config ...`) goes through the
     /// whole tree, so messages, help and exit codes are the parser's own.
-    static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments == ["--version"] {
-            print(NotifyRouteVersion.current)
-            return
+    /// `send` as ``FastSendParser`` read it.
+    static func send(_ request: SendRequest) async {
+        do {
+            try await request.run()
+        } catch {
+            exit(status: error)
         }
+    }
+
+    static func main(arguments: [String]) async {
         if let first = arguments.first, let leaf = leaves[first] {
             let command: any ParsableCommand
             do {
                 command = try leaf.parseAsRoot(Array(arguments.dropFirst()))
             } catch {
-                await main(nil)
+                await main(arguments)
                 return
             }
             do {
@@ -43,11 +81,25 @@ struct NotifyRouteCommand: AsyncParsableCommand {
                     try command.run()
                 }
             } catch {
-                exit(withError: error)
+                exit(status: error)
             }
             return
         }
-        await main(nil)
+        await main(arguments)
+    }
+
+    /// Ends the process for what a command threw. An ``ExitCode`` (every `send` ends with
+    /// one) exits with it directly, as ArgumentParser would, but without the usage message
+    /// ArgumentParser renders for it and throws away: the whole command reflected again.
+    private static func exit(status error: any Error) -> Never {
+        if let code = error as? ExitCode {
+            #if canImport(Glibc)
+            Glibc.exit(code.rawValue)
+            #elseif canImport(Musl)
+            Musl.exit(code.rawValue)
+            #endif
+        }
+        exit(withError: error)
     }
 
     /// The subcommands without subcommands of their own, by name.

@@ -25,10 +25,35 @@ struct Send: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the delivery report as JSON on stdout.")
     var json = false
 
+    /// What was asked, as plain values: the same request ``FastSendParser`` makes.
+    var request: SendRequest {
+        SendRequest(
+            config: global.config, verbose: global.verbose, flags: event.flags.arguments, title: event.title,
+            body: event.body, wait: wait, noWait: noWait, dryRun: dryRun, json: json)
+    }
+
     func run() async throws {
-        let (router, _) = try RouterLoader.load(global, sharedState: true)
-        let sinks = try SinkSelection.validated(event.sink, router: router)
-        let notification = event.makeEvent()
+        try await request.run()
+    }
+}
+
+/// `notify-route send` as plain values, however it was parsed: by ArgumentParser
+/// (``Send``) or, for the usual forms, by ``FastSendParser``.
+struct SendRequest: Equatable, Sendable {
+    var config: String?
+    var verbose = false
+    var flags = EventArguments()
+    var title: String
+    var body: String?
+    var wait = false
+    var noWait = false
+    var dryRun = false
+    var json = false
+
+    func run() async throws {
+        let (router, _) = try RouterLoader.load(config: config, verbose: verbose, sharedState: true)
+        let sinks = try SinkSelection.validated(flags.sinks, router: router)
+        let notification = flags.makeEvent(title: title, body: body)
         let report: DeliveryReport
         do {
             report = dryRun ? try await router.dryRun(notification, only: sinks) : try await router.send(notification, only: sinks)
@@ -37,7 +62,7 @@ struct Send: AsyncParsableCommand {
             throw ExitStatus.badEventData
         }
         if json { Console.out(ReportPrinter.json(report)) }
-        if global.verbose || (dryRun && !json) {
+        if verbose || (dryRun && !json) {
             Console.write(dryRun && !json ? 1 : 2, ReportPrinter.text(report) + "\n")
         } else if !json {
             ReportPrinter.problems(report)
@@ -50,7 +75,7 @@ struct Send: AsyncParsableCommand {
                 case .dismissed(let reason): Console.out(reason.rawValue)
                 case .shown: break
                 }
-                if global.verbose { Console.error("interaction from \(sink)") }
+                if verbose { Console.error("interaction from \(sink)") }
             } else {
                 Console.error("--wait: no sink that delivered this event reports actions or dismissal (the desktop sink does, when a notification daemon is running)")
             }

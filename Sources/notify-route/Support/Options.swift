@@ -48,21 +48,56 @@ struct EventFlags: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Send to this sink only, bypassing routes; repeat for more.", valueName: "NAME"))
     var sink: [String] = []
 
+    /// What these flags say, as plain values.
+    var arguments: EventArguments {
+        EventArguments(
+            level: level, timeout: timeout, app: app, source: source, tags: tags, dedupKey: dedupKey,
+            replaceKey: replaceKey, icon: icon, category: category, actions: actions, fields: fields, sinks: sink)
+    }
+
     func validate() throws {
-        if let timeout {
-            do { _ = try NotificationTimeout(parsing: timeout) } catch {
-                throw ValidationError("--timeout: \(error.description), or never, or default")
-            }
-        }
-        for action in actions where NotificationAction(parsing: action) == nil {
-            throw ValidationError("--action \"\(action)\": expected ID=LABEL, for example -A ack=Acknowledge")
-        }
-        for field in fields where !field.contains("=") || field.hasPrefix("=") {
-            throw ValidationError("--field \"\(field)\": expected KEY=VALUE, for example -f DISK=/dev/sda")
-        }
+        if let problem = arguments.problem { throw ValidationError(problem) }
     }
 
     /// Sets what these flags say on `event`; fields given here are added to its own.
+    func apply(to event: inout NotificationEvent) {
+        arguments.apply(to: &event)
+    }
+}
+
+/// The event flags as plain values: what ArgumentParser's ``EventFlags`` and
+/// ``FastSendParser`` both produce, so that one code path sends whichever parsed.
+struct EventArguments: Equatable, Sendable {
+    var level: Level?
+    var timeout: String?
+    var app: String?
+    var source: String?
+    var tags: [String] = []
+    var dedupKey: String?
+    var replaceKey: String?
+    var icon: String?
+    var category: String?
+    var actions: [String] = []
+    var fields: [String] = []
+    var sinks: [String] = []
+
+    /// What is wrong with the values, in the words of the usage error; `nil` when nothing is.
+    var problem: String? {
+        if let timeout {
+            do { _ = try NotificationTimeout(parsing: timeout) } catch {
+                return "--timeout: \(error.description), or never, or default"
+            }
+        }
+        for action in actions where NotificationAction(parsing: action) == nil {
+            return "--action \"\(action)\": expected ID=LABEL, for example -A ack=Acknowledge"
+        }
+        for field in fields where !field.contains("=") || field.hasPrefix("=") {
+            return "--field \"\(field)\": expected KEY=VALUE, for example -f DISK=/dev/sda"
+        }
+        return nil
+    }
+
+    /// Sets these values on `event`; fields given here are added to its own.
     func apply(to event: inout NotificationEvent) {
         if let level { event.level = level }
         if let timeout { event.timeout = try? NotificationTimeout(parsing: timeout) }
@@ -78,6 +113,14 @@ struct EventFlags: ParsableArguments {
             let parts = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             event.fields[String(parts[0])] = String(parts[1])
         }
+    }
+
+    /// The event with this title and body. Reads standard input for a body of `-`.
+    func makeEvent(title: String, body: String?) -> NotificationEvent {
+        var event = NotificationEvent(title: title)
+        event.body = body == "-" ? StandardInput.readAll() : body
+        apply(to: &event)
+        return event
     }
 }
 
@@ -95,10 +138,7 @@ struct EventOptions: ParsableArguments {
 
     /// The event these options describe. Reads standard input for a body of `-`.
     func makeEvent() -> NotificationEvent {
-        var event = NotificationEvent(title: title)
-        event.body = body == "-" ? StandardInput.readAll() : body
-        flags.apply(to: &event)
-        return event
+        flags.arguments.makeEvent(title: title, body: body)
     }
 }
 
