@@ -28,9 +28,13 @@ public enum TestEnvironment {
         return url
     }
 
-    /// The built `notify-route` executable.
+    /// The built `notify-route` executable, or the one `NOTIFY_ROUTE_TEST_BINARY` names: the
+    /// end-to-end tests then check a release build made with the README's install options.
     public static var notifyRouteBinary: URL {
-        productsDirectory.appendingPathComponent("notify-route")
+        if let path = ProcessInfo.processInfo.environment["NOTIFY_ROUTE_TEST_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        return productsDirectory.appendingPathComponent("notify-route")
     }
 
     /// A fresh temporary directory, removed by the caller when it is done.
