@@ -51,7 +51,7 @@ public final class FileStateStore: RouterStateStore {
 
     /// The state on disk, or an empty one when there is none or it cannot be decoded.
     func read() -> RouterState {
-        guard let data = FileManager.default.contents(atPath: statePath), !data.isEmpty else { return RouterState() }
+        guard let data = Self.contents(of: statePath), !data.isEmpty else { return RouterState() }
         do {
             return try JSONDecoder.state.decode(RouterState.self, from: data)
         } catch {
@@ -89,6 +89,26 @@ public final class FileStateStore: RouterStateStore {
             let reason = Self.errorText()
             unlink(temporary)
             throw Failure(description: "cannot replace \(statePath): \(reason)")
+        }
+    }
+
+    /// The file's bytes, or `nil` when it cannot be read. With `open` and `read`, not
+    /// `FileManager.contents(atPath:)`, which also gathers the file's attributes into a
+    /// `[String: Any]`: 290 k instructions of a journal `send`, for a file usually absent.
+    static func contents(of path: String) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { return Data(bytes) }
+            bytes += chunk[..<count]
         }
     }
 
