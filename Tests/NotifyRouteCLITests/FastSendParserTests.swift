@@ -62,6 +62,7 @@ import Testing
         ["--source", "-x", "t"], ["--config", "--verbose", "t"],
         ["-t", "soon", "t"], ["-A", "no-equals", "t"], ["-f", "=x", "t"], ["-f", "novalue", "t"],
         ["--dry-run=yes", "t"], ["--json=1", "t"],
+        ["--source=", "t", "b"],  // ArgumentParser takes `t` as the source here
         ["-", "body"], ["-title"],
         ["--experimental-dump-help"], ["--generate-completion-script", "bash"],
     ]
@@ -79,7 +80,7 @@ import Testing
             ["-s", "svc"], ["--source=a=b"], ["-g", "t1"], ["--tag", "t2"], ["-k", "key"], ["-r", "rk"], ["-i", "icon"],
             ["-c", "cat"], ["-A", "a=b"], ["-A", "bad"], ["-f", "K=V"], ["--sink", "journal"], ["--config", "/c.yaml"],
             ["-v"], ["-w"], ["--no-wait"], ["--dry-run"], ["--json"], ["--"], ["title"], ["body"], ["-"], ["help"],
-            ["--help"], ["-vw"], ["--nope"], [""], ["-l"],
+            ["--help"], ["-vw"], ["--nope"], [""], ["-l"], ["--source="], ["--app=x"], ["--tag=-x"], ["--config=--v"],
         ]
         var generator = SplitMix64(seed: 0x6E6F_7469_6679)
         var agreed = 0

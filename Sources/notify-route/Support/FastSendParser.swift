@@ -69,6 +69,8 @@ enum FastSendParser {
             }
             let value: String
             if let attached {
+                // ArgumentParser reads `--name=` as `--name` and takes the next argument.
+                guard !attached.isEmpty else { return nil }
                 value = attached
             } else {
                 guard let next = iterator.next(), !next.hasPrefix("-") else { return nil }
