@@ -44,6 +44,15 @@ if [ "${BENCH_STAGE:-}" != inner ]; then
     { tail -30 /tmp/notify-route-bench-build.log; exit 1; }
   BIN=$("${BUILD[@]}" --show-bin-path)
   cc -O2 -o "$BIN/journal-sendv" Tests/Benchmarks/journal-sendv.c -lsystemd
+  # The floor of any Swift command: a static Swift program that prints one line, linked
+  # as the release build is (the debug build of --short links it plainly).
+  printf 'print("hello")\n' >"$BIN/swift-hello.swift"
+  if [ "$MODE" = full ] || [ "${BENCH_RELEASE:-}" = 1 ]; then
+    swiftc -O -static-stdlib -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -L "$ROOT/.build-static" \
+      "$BIN/swift-hello.swift" -o "$BIN/swift-hello"
+  else
+    swiftc -O -static-stdlib "$BIN/swift-hello.swift" -o "$BIN/swift-hello"
+  fi
   export BENCH_STAGE=inner BENCH_BIN=$BIN
   exec bash Tests/with-components.sh dbus-run-session -- bash "$0" "$@"
 fi
@@ -92,6 +101,7 @@ run_hf start "${RUNS[@]}" "$NR --version" "true"
 run_hf breakdown "${RUNS[@]}" \
   "true" \
   "$BIN/journal-sendv 1" \
+  "$BIN/swift-hello" \
   "$NR --version" \
   "$NR send --config $WORK/bench.yaml --sink journal 'Disk almost full' '92% used'" \
   "$NR send --dry-run --config $WORK/bench.yaml --sink journal 'Disk almost full' '92% used'"
@@ -175,14 +185,14 @@ bi = res.get("binary", {})
 if bi:
     print(f"| binary | {bi['size_mb']} MB, {bi['needed']} shared objects needed, {bi['loaded_at_version']} loaded by --version | | | |")
 b = hf("breakdown")
-if len(b) == 5:
-    names = ["`true` (spawn floor)", "C: libsystemd + one sd_journal_sendv", "`notify-route --version` (load, relocate, Swift runtime; no parser)",
+if len(b) == 6:
+    names = ["`true` (spawn floor)", "C: libsystemd + one sd_journal_sendv", "a static Swift program printing one line (the floor of any Swift command)",
+             "`notify-route --version` (load, relocate, Swift runtime; no parser)",
              "`send --sink journal` (+ argument parsing, config, router, state file, one datagram, exit)",
              "`send --dry-run --sink journal` (the same without state file and datagram, plus the plan printed)"]
     print("\n| journal send, stage by stage | median | step |\n|---|---|---|")
-    prev = None
-    for label, (cmd, med, sd) in zip(names, b):
-        step = "" if prev is None or label.startswith("`notify-route") else f"{med - prev:+.2f} ms"
+    base = {1: 0, 4: 3}  # the C send over `true`; our send over our --version
+    for index, (label, (cmd, med, sd)) in enumerate(zip(names, b)):
+        step = f"{med - b[base[index]][1]:+.2f} ms" if index in base else ""
         print(f"| {label} | {med:.2f} ms | {step} |")
-        prev = med
 PY
