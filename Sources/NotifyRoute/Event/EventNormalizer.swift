@@ -39,14 +39,16 @@ public enum EventNormalizer {
         event.replaceKey = event.replaceKey.map { $0.replacingNUL() }
         if event.dedupKey?.isEmpty == true { throw EventError("the dedup key is empty") }
         if event.replaceKey?.isEmpty == true { throw EventError("the replace key is empty") }
-        event.tags = Set(event.tags.compactMap(oneLine))
-        event.actions = try event.actions.map { action throws(EventError) in
-            let id = TextSanitizer.clean(action.id, keepNewlines: false)
-            let label = TextSanitizer.clean(action.label, keepNewlines: false)
-            guard !id.isEmpty, !label.isEmpty else {
-                throw EventError("action \"\(action)\" needs an id and a label, as id=Label")
+        if !event.tags.isEmpty { event.tags = Set(event.tags.compactMap(oneLine)) }
+        if !event.actions.isEmpty {
+            event.actions = try event.actions.map { action throws(EventError) in
+                let id = TextSanitizer.clean(action.id, keepNewlines: false)
+                let label = TextSanitizer.clean(action.label, keepNewlines: false)
+                guard !id.isEmpty, !label.isEmpty else {
+                    throw EventError("action \"\(action)\" needs an id and a label, as id=Label")
+                }
+                return NotificationAction(id: id, label: label)
             }
-            return NotificationAction(id: id, label: label)
         }
         guard event.fields.count <= maximumFieldCount else {
             throw EventError("the event has \(event.fields.count) fields; at most \(maximumFieldCount) are accepted")
@@ -72,6 +74,6 @@ public enum EventNormalizer {
 
 extension String {
     fileprivate func replacingNUL() -> String {
-        contains("\0") ? String(unicodeScalars.filter { $0 != "\0" }.map(Character.init)) : self
+        utf8.contains(0) ? String(unicodeScalars.filter { $0 != "\0" }.map(Character.init)) : self
     }
 }
