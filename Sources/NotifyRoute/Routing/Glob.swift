@@ -37,12 +37,43 @@ public struct Glob: Hashable, Sendable, CustomStringConvertible {
     public func matches(_ text: String) -> Bool {
         switch shape {
         case .exact(let literal): return text == literal
-        case .prefix(let literal): return text.hasPrefix(literal)
+        case .prefix(let literal): return Glob.hasPrefix(text, literal)
         case .suffix(let literal): return text.hasSuffix(literal)
         case .contains(let literal): return text.contains(literal)
         case .anything: return true
         case .general(let tokens): return Glob.match(tokens[...], Array(text)[...])
         }
+    }
+
+    /// `text.hasPrefix(literal)`, decided on bytes when that gives the same answer:
+    /// every config's prefixes are ASCII, and so are most sources and apps. A mismatch
+    /// on an ASCII byte of the text settles it (no non-ASCII sequence is involved); a
+    /// full match settles it when the text goes on with an ASCII byte (a grapheme
+    /// boundary, unless the literal ends in CR and the text goes on with LF). Anything
+    /// else (a non-ASCII byte where it matters) takes String's own comparison, which
+    /// honours canonical equivalence (U+212A KELVIN SIGN equals "K").
+    static func hasPrefix(_ text: String, _ literal: String) -> Bool {
+        let answer: Bool?? = literal.utf8.withContiguousStorageIfAvailable { prefix in
+            text.utf8.withContiguousStorageIfAvailable { bytes in asciiPrefix(bytes, prefix) } ?? nil
+        }
+        if case .some(.some(let answer)) = answer { return answer }
+        return text.hasPrefix(literal)
+    }
+
+    /// The byte decision of ``hasPrefix(_:_:)``; nil when it cannot be made on bytes.
+    @inline(__always)
+    private static func asciiPrefix(_ bytes: UnsafeBufferPointer<UInt8>, _ prefix: UnsafeBufferPointer<UInt8>) -> Bool? {
+        guard let last = prefix.last, last < 0x80, last != 0x0D else { return nil }
+        var index = 0
+        while index < prefix.count {
+            guard index < bytes.count else { return false }
+            let byte = bytes[index], expected = prefix[index]
+            if byte != expected { return byte < 0x80 && expected < 0x80 ? false : nil }
+            if byte >= 0x80 { return nil }
+            index += 1
+        }
+        guard index < bytes.count else { return true }
+        return bytes[index] < 0x80 ? true : nil
     }
 
     private static func tokenize(_ pattern: String) throws(SyntaxError) -> [Token] {
