@@ -112,25 +112,28 @@ public final class NotificationRouter: Sendable {
     public func send(_ event: NotificationEvent, only sinkNames: [String]? = nil) async throws(EventError) -> DeliveryReport {
         let event = try EventNormalizer.normalize(event)
         let plan = plan(event, only: sinkNames)
-        var report = DeliveryReport(
-            event: resolve(plan, route: nil, declaration: nil), matchedRules: plan.matchedRules,
-            matchedRoutes: plan.matchedRoutes, droppedBy: plan.droppedBy, notes: plan.notes)
-        guard plan.droppedBy == nil else { return report }
+        let resolved = resolve(plan, route: nil, declaration: nil)
+        guard plan.droppedBy == nil else {
+            return DeliveryReport(event: resolved, matchedRules: plan.matchedRules, matchedRoutes: plan.matchedRoutes,
+                                  droppedBy: plan.droppedBy, notes: plan.notes)
+        }
 
         // Wave 1: every target at once. Wave 2: failover sinks of the routes whose sinks failed.
-        report.outcomes = await deliver(plan.targets, plan: plan, resolved: report.event, failoverFor: [:])
+        // The report is built once, at the end: built first and filled in across the
+        // awaits, it was copied whole several times per event.
+        var outcomes = await deliver(plan.targets, plan: plan, resolved: resolved, failoverFor: [:])
         var failover: [String: [String]] = [:]  // failover sink -> the sinks it stands in for
         var targets: [RoutingPlan.Target] = []  // in order, each under the route of the first sink it stands in for
         // By index, and the route's failover list before anything else: zipping copied
         // every outcome, and `guard let route` copied the whole route, for every target.
         for position in plan.targets.indices {
             let target = plan.targets[position]
-            guard let names = target.route?.failover, !names.isEmpty else { continue }
-            switch report.outcomes[position].status {
+            guard !target.failover.isEmpty else { continue }
+            switch outcomes[position].status {
             case .failed, .unavailable: break
             default: continue
             }
-            for name in names where !plan.targets.contains(where: { $0.sinkName == name }) {
+            for name in target.failover where !plan.targets.contains(where: { $0.sinkName == name }) {
                 if failover[name] == nil {
                     targets.append(RoutingPlan.Target(sinkName: name, label: target.label, route: target.route, instance: instances[name]))
                 }
@@ -138,18 +141,19 @@ public final class NotificationRouter: Sendable {
             }
         }
         if !targets.isEmpty {
-            report.outcomes += await deliver(targets, plan: plan, resolved: report.event, failoverFor: failover)
+            outcomes += await deliver(targets, plan: plan, resolved: resolved, failoverFor: failover)
         }
-        for position in report.outcomes.indices {
-            switch report.outcomes[position].status {
+        for position in outcomes.indices {
+            switch outcomes[position].status {
             case .failed(let error):
-                logger.warning("sink failed", metadata: ["sink": "\(report.outcomes[position].sink)", "error": "\(error.message)"])
+                logger.warning("sink failed", metadata: ["sink": "\(outcomes[position].sink)", "error": "\(error.message)"])
             case .unavailable(let reason):
-                logger.debug("sink unavailable", metadata: ["sink": "\(report.outcomes[position].sink)", "reason": "\(reason)"])
+                logger.debug("sink unavailable", metadata: ["sink": "\(outcomes[position].sink)", "reason": "\(reason)"])
             default: break
             }
         }
-        return report
+        return DeliveryReport(event: resolved, matchedRules: plan.matchedRules, matchedRoutes: plan.matchedRoutes,
+                              outcomes: outcomes, notes: plan.notes)
     }
 
     /// Sends an event built from a title and a closure that sets what differs, recording
@@ -200,9 +204,10 @@ public final class NotificationRouter: Sendable {
             }
             outcomes.append(outcome)
             if case .suppressed = outcome.status { continue }
+            let handleKey = event.replaceKey.map { RouterState.key(sink: target.sinkName, $0) }
             pending.append(PendingDelivery(
                 index: index, target: target, instance: instance, capabilities: capabilities, event: event,
-                stateKey: RouterState.key(sink: target.sinkName, event.dedupKey)))
+                stateKey: RouterState.key(sink: target.sinkName, event.dedupKey), handleKey: handleKey))
         }
 
         // Step 4: policy, decided against the remembered state in one transaction.
@@ -215,10 +220,19 @@ public final class NotificationRouter: Sendable {
             (decisions, flushes) = try store.withState { state in
                 var flushes: [CountUpdateCoalescer.Flush] = []
                 let decisions = pending.map { item in
-                    var decision = PolicyDecision.decide(
-                        for: item.event, sink: item.target.sinkName, route: item.target.route, routeKey: item.target.label,
-                        inhibitRules: inhibitRules, capabilities: item.capabilities, now: now, state: &state,
-                        maxEntries: maxEntries, dedupStateKey: item.stateKey)
+                    var decision: PolicyDecision
+                    if inhibitRules.isEmpty && !item.target.holdsEvents && state.quiet.isEmpty {
+                        // Nothing to inhibit, hold or release: dedup and replace are the whole policy.
+                        decision = PolicyDecision.decideDedupAndReplace(
+                            for: item.event, sink: item.target.sinkName, window: item.target.dedupWindow,
+                            capabilities: item.capabilities, now: now, state: &state, maxEntries: maxEntries,
+                            dedupStateKey: item.stateKey, handleStateKey: item.handleKey)
+                    } else {
+                        decision = PolicyDecision.decide(
+                            for: item.event, sink: item.target.sinkName, route: item.target.route, routeKey: item.target.label,
+                            inhibitRules: inhibitRules, capabilities: item.capabilities, now: now, state: &state,
+                            maxEntries: maxEntries, dedupStateKey: item.stateKey, handleStateKey: item.handleKey)
+                    }
                     if item.capabilities.canReplace {
                         // Inside the transaction: a duplicate and its original's commit cannot pass each other.
                         if let flush = coalesce(&decision, item, now: now) { flushes.append(flush) }
@@ -311,7 +325,7 @@ public final class NotificationRouter: Sendable {
                 for commit in commits {
                     let item = pending[commit.item]
                     PolicyDecision.commit(event: item.event, sink: item.target.sinkName, handle: commit.handle, now: committed,
-                                          state: &state, dedupStateKey: item.stateKey)
+                                          state: &state, dedupStateKey: item.stateKey, handleStateKey: item.handleKey)
                 }
                 if inhibits, let first = commits.first {
                     PolicyDecision.recordInhibitor(pending[first.item].event, rules: inhibitRules, now: committed, state: &state)
@@ -350,9 +364,13 @@ public final class NotificationRouter: Sendable {
         let event: ResolvedEvent
         /// The sink's name and the dedup key: the state's key, built once per delivery.
         let stateKey: String
+        /// The sink's name and the replace key, if any: the key of the handle map, built
+        /// once per delivery (the decision and the commit both read it).
+        let handleKey: String?
 
         init(index: Int, target: RoutingPlan.Target, instance: SinkInstance, capabilities: SinkCapabilities,
-             event: ResolvedEvent, stateKey: String) {
+             event: ResolvedEvent, stateKey: String, handleKey: String?) {
+            self.handleKey = handleKey
             self.index = index
             self.target = target
             self.instance = instance

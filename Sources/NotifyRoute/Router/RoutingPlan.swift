@@ -12,12 +12,30 @@ struct RoutingPlan: Sendable {
         let route: Route?
         /// The sink's instance, when the router knows the name.
         let instance: NotificationRouter.SinkInstance?
+        /// What a delivery reads of the route, taken out once: reaching a field as
+        /// `target.route?.field` copied the whole route (a score of reference-counted
+        /// fields) each time, a dozen times per event.
+        let dedupWindow: Duration?
+        let failover: [String]
+        /// The route's layer of the cascade.
+        let timeout: NotificationTimeout?, app: String?, icon: String?, category: String?
+        /// Quiet hours or a rate limit: the policies that hold events back, decided by
+        /// ``PolicyDecision/decide(for:sink:route:routeKey:inhibitRules:capabilities:now:state:maxEntries:dedupStateKey:handleStateKey:)``
+        /// in full; without them dedup and replace are all there is.
+        let holdsEvents: Bool
 
         init(sinkName: String, label: String, route: Route?, instance: NotificationRouter.SinkInstance? = nil) {
             self.sinkName = sinkName
             self.label = label
             self.route = route
             self.instance = instance
+            dedupWindow = route?.dedupWindow
+            failover = route?.failover ?? []
+            timeout = route?.effects.timeout
+            app = route?.effects.app
+            icon = route?.effects.icon
+            category = route?.effects.category
+            holdsEvents = route?.quietHours != nil || route?.rateLimit != nil
         }
     }
 
@@ -217,11 +235,10 @@ extension NotificationRouter {
     /// the declaration are read through the target and the instance that hold them, field
     /// by field (passed as values, each was copied whole per delivery).
     func layer(_ event: inout ResolvedEvent, plan: RoutingPlan, target: RoutingPlan.Target, instance: SinkInstance) {
-        let explicit = plan.explicit
-        let timeout = explicit.timeout == nil ? instance.declaration.timeout ?? target.route?.effects.timeout : nil
-        let app = explicit.app == nil ? instance.declaration.app ?? target.route?.effects.app : nil
-        let icon = explicit.icon == nil ? instance.declaration.icon ?? target.route?.effects.icon : nil
-        let category = explicit.category == nil ? target.route?.effects.category : nil
+        let timeout = plan.explicit.timeout == nil ? instance.declaration.timeout ?? target.timeout : nil
+        let app = plan.explicit.app == nil ? instance.declaration.app ?? target.app : nil
+        let icon = plan.explicit.icon == nil ? instance.declaration.icon ?? target.icon : nil
+        let category = plan.explicit.category == nil ? target.category : nil
         if let timeout { event.timeout = timeout }
         if let app { event.app = app }
         if let icon { event.icon = icon }

@@ -146,6 +146,40 @@ public struct RouterState: Codable, Hashable, Sendable {
         dedupOrder.compactIfNeeded(dedup) { $0.lastSeen }
     }
 
+    /// The dedup record of `key` after this event: a duplicate inside its window (counted,
+    /// `lastSeen` now), or a new window from now. One lookup of the map, where
+    /// reading the record and then storing it took two; the same bookkeeping as
+    /// ``storeDedup(_:forKey:)``.
+    mutating func recordDedup(forKey key: String, now: Date, window: Duration) -> (record: DedupRecord, isDuplicate: Bool) {
+        var isNew = false
+        var isDuplicate = false
+        let record = Self.update(&dedup[key]) { slot -> DedupRecord in
+            if var record = slot, now.timeIntervalSince(record.firstSeen) < window.seconds {
+                record.count += 1
+                record.lastSeen = now
+                slot = record
+                isDuplicate = true
+                return record
+            }
+            isNew = slot == nil
+            let record = DedupRecord(firstSeen: now, lastSeen: now, count: 1, handle: nil, expires: now.addingTimeInterval(window.seconds))
+            slot = record
+            return record
+        }
+        let expires = record.expires.timeIntervalSinceReferenceDate
+        if expires < earliestExpiry { earliestExpiry = expires }
+        dedupOrder.stamp(key, record.lastSeen, isNew: isNew)
+        dedupOrder.compactIfNeeded(dedup) { $0.lastSeen }
+        return (record, isDuplicate)
+    }
+
+    /// Runs `body` on a value in place: with `&map[key]`, one lookup through the
+    /// dictionary's modify accessor for the read and the write.
+    @inline(__always)
+    private static func update<Value, Result>(_ value: inout Value, _ body: (inout Value) -> Result) -> Result {
+        body(&value)
+    }
+
     mutating func removeDedup(forKey key: String) {
         if dedup.removeValue(forKey: key) != nil { dedupOrder.removed() }
     }
