@@ -19,8 +19,8 @@ public enum EventNormalizer {
     /// Most structured fields kept on one event.
     public static let maximumFieldCount = 256
 
-    public static func normalize(_ event: NotificationEvent) throws(EventError) -> NotificationEvent {
-        var event = event
+    /// `consuming`: the event is cleaned in place; a caller that keeps its own copies it.
+    public static func normalize(_ event: consuming NotificationEvent) throws(EventError) -> NotificationEvent {
         event.title = TextSanitizer.truncate(
             String(TextSanitizer.clean(event.title, keepNewlines: false).trimmingWhitespace()), to: maximumTitleLength)
         guard !event.title.isEmpty else {

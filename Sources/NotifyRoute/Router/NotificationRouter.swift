@@ -29,11 +29,20 @@ public final class NotificationRouter: Sendable {
         let declaration: SinkDeclaration
         let sink: any NotificationSink
         let deadline: Duration
+        /// What every delivery reads of the declaration, taken out once.
+        let kind: String
+        let minimumLevel: Level?
+        let timeout: NotificationTimeout?, app: String?, icon: String?
 
         init(declaration: SinkDeclaration, sink: any NotificationSink, deadline: Duration) {
             self.declaration = declaration
             self.sink = sink
             self.deadline = deadline
+            kind = declaration.kind
+            minimumLevel = declaration.minimumLevel
+            timeout = declaration.timeout
+            app = declaration.app
+            icon = declaration.icon
         }
     }
 
@@ -121,7 +130,8 @@ public final class NotificationRouter: Sendable {
         // Wave 1: every target at once. Wave 2: failover sinks of the routes whose sinks failed.
         // The report is built once, at the end: built first and filled in across the
         // awaits, it was copied whole several times per event.
-        var outcomes = await deliver(plan.targets, plan: plan, resolved: resolved, failoverFor: [:])
+        let explicit = plan.explicitLayer
+        var outcomes = await deliver(plan.targets, explicit: explicit, resolved: resolved, failoverFor: [:])
         var failover: [String: [String]] = [:]  // failover sink -> the sinks it stands in for
         var targets: [RoutingPlan.Target] = []  // in order, each under the route of the first sink it stands in for
         // By index, and the route's failover list before anything else: zipping copied
@@ -141,7 +151,7 @@ public final class NotificationRouter: Sendable {
             }
         }
         if !targets.isEmpty {
-            outcomes += await deliver(targets, plan: plan, resolved: resolved, failoverFor: failover)
+            outcomes += await deliver(targets, explicit: explicit, resolved: resolved, failoverFor: failover)
         }
         for position in outcomes.indices {
             switch outcomes[position].status {
@@ -177,9 +187,63 @@ public final class NotificationRouter: Sendable {
     /// what the state must remember. One transaction each way keeps a file-backed store
     /// to two locked read-writes per wave, and makes the decisions of one event atomic.
     /// `resolved` is the event as the cascade resolved it without route and sink layers.
+    ///
+    /// Only the deliveries are async; the stages before and after are synchronous
+    /// functions, so that their values live in registers and stack frames rather than in
+    /// the task's async frame, which copied them in and out (events, outcomes) per await.
     private func deliver(
-        _ targets: [RoutingPlan.Target], plan: RoutingPlan, resolved: ResolvedEvent, failoverFor: [String: [String]]
+        _ targets: [RoutingPlan.Target], explicit: RoutingPlan.ExplicitLayer, resolved: ResolvedEvent, failoverFor: [String: [String]]
     ) async -> [SinkOutcome] {
+        var (outcomes, pending) = prepareWave(targets, explicit: explicit, resolved: resolved, failoverFor: failoverFor)
+        let decisions = decideWave(pending, &outcomes)
+
+        // Step 5: deliver, each under its own deadline, all at once. Sinks that answer
+        // without blocking (``SinkCapabilities/deliversInline``) are called directly, one
+        // after the other: no child task, no deadline task and timer (see `attempt`).
+        var results = [(Result<SinkReceipt, SinkError>?, Duration)](repeating: (nil, .zero), count: targets.count)
+        var allInline = true
+        // By index, here and below: iterating `zip(pending, decisions)` copies every
+        // delivery (and its event) once per loop.
+        for position in pending.indices where decisions[position].sendsSomething && !pending[position].capabilities.deliversInline {
+            allInline = false
+        }
+        if allInline {
+            for position in pending.indices where decisions[position].sendsSomething {
+                let item = pending[position]
+                guard decisions[position].summary == nil else {
+                    let (index, result, duration) = await deliverOne(item, decisions[position])
+                    results[index] = (result, duration)
+                    continue
+                }
+                // `deliverOne` and `attempt` written out: two async calls (a frame and an
+                // executor check each) per sink for what is one call to the sink.
+                let started = ContinuousClock.now
+                let delivery = SinkDelivery(
+                    event: item.event, sinkName: item.target.sinkName, intent: decisions[position].intent,
+                    deadline: started.advanced(by: item.instance.deadline), duplicateCount: decisions[position].count)
+                let result: Result<SinkReceipt, SinkError>
+                do { result = .success(try await item.instance.sink.deliver(delivery)) } catch { result = .failure(SinkError(wrapping: error)) }
+                results[item.index] = (result, ContinuousClock.now - started)
+            }
+        } else {
+            results = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { group in
+                for (item, decision) in zip(pending, decisions) where decision.sendsSomething {
+                    group.addTask { await self.deliverOne(item, decision) }
+                }
+                var collected = results
+                for await (index, result, duration) in group { collected[index] = (result, duration) }
+                return collected
+            }
+        }
+        settleWave(pending, decisions, results, &outcomes)
+        return outcomes
+    }
+
+    /// Steps 1 to 3 for each target of a wave: its outcome so far, and, unless it is
+    /// already settled (no such sink, below its minimum level), its pending delivery.
+    private func prepareWave(
+        _ targets: [RoutingPlan.Target], explicit: RoutingPlan.ExplicitLayer, resolved: ResolvedEvent, failoverFor: [String: [String]]
+    ) -> (outcomes: [SinkOutcome], pending: [PendingDelivery]) {
         var outcomes: [SinkOutcome] = []
         outcomes.reserveCapacity(targets.count)
         var pending: [PendingDelivery] = []
@@ -192,25 +256,32 @@ public final class NotificationRouter: Sendable {
                     route: target.label, failoverFor: failoverLabel))
                 continue
             }
-            var outcome = SinkOutcome(sink: target.sinkName, kind: instance.declaration.kind, status: .delivered,
+            var outcome = SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .delivered,
                                       route: target.label, failoverFor: failoverLabel)
             let capabilities = instance.sink.capabilities
-            // One copy of the event per sink, changed in place (resolve and fitted each returned another).
+            // One copy of the event per sink, changed in place (resolve and fitted each returned another),
+            // then moved into the pending delivery: everything read of it is read before.
             var event = resolved
-            layer(&event, plan: plan, target: target, instance: instance)
+            layer(&event, explicit: explicit, target: target, instance: instance)
             fit(&event, to: capabilities, notes: &outcome.notes)
-            if let minimum = instance.declaration.minimumLevel, event.level < minimum {
+            if let minimum = instance.minimumLevel, event.level < minimum {
                 outcome.status = .suppressed(.belowMinimumLevel(minimum))
+                outcomes.append(outcome)
+                continue
             }
             outcomes.append(outcome)
-            if case .suppressed = outcome.status { continue }
+            let stateKey = RouterState.key(sink: target.sinkName, event.dedupKey)
             let handleKey = event.replaceKey.map { RouterState.key(sink: target.sinkName, $0) }
             pending.append(PendingDelivery(
-                index: index, target: target, instance: instance, capabilities: capabilities, event: event,
-                stateKey: RouterState.key(sink: target.sinkName, event.dedupKey), handleKey: handleKey))
+                index: index, target: target, instance: instance, capabilities: capabilities, stateKey: stateKey,
+                handleKey: handleKey, event: event))
         }
 
-        // Step 4: policy, decided against the remembered state in one transaction.
+        return (outcomes, pending)
+    }
+
+    /// Step 4: policy, decided against the remembered state in one transaction.
+    private func decideWave(_ pending: [PendingDelivery], _ outcomes: inout [SinkOutcome]) -> [PolicyDecision] {
         let now = clock.now()
         let maxEntries = configuration.state.maxEntries
         let inhibitRules = configuration.inhibitRules
@@ -248,33 +319,17 @@ public final class NotificationRouter: Sendable {
         }
         for flush in flushes { schedule(flush) }
 
-        // Step 5: deliver, each under its own deadline, all at once. Sinks that answer
-        // without blocking (``SinkCapabilities/deliversInline``) are called directly, one
-        // after the other: no child task, no deadline task and timer (see `attempt`).
-        var results = [(Result<SinkReceipt, SinkError>?, Duration)](repeating: (nil, .zero), count: targets.count)
-        var allInline = true
-        // By index, here and below: iterating `zip(pending, decisions)` copies every
-        // delivery (and its event) once per loop.
-        for position in pending.indices where decisions[position].sendsSomething && !pending[position].capabilities.deliversInline {
-            allInline = false
-        }
-        if allInline {
-            for position in pending.indices where decisions[position].sendsSomething {
-                let (index, result, duration) = await deliverOne(pending[position], decisions[position])
-                results[index] = (result, duration)
-            }
-        } else {
-            results = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { group in
-                for (item, decision) in zip(pending, decisions) where decision.sendsSomething {
-                    group.addTask { await self.deliverOne(item, decision) }
-                }
-                var collected = results
-                for await (index, result, duration) in group { collected[index] = (result, duration) }
-                return collected
-            }
-        }
+        return decisions
+    }
 
-        // What the state must remember: handles of what was shown; windows of failures undone.
+    /// What the state must remember (handles of what was shown; windows of failures
+    /// undone) and what the outcomes say, once the wave's deliveries have returned.
+    private func settleWave(
+        _ pending: [PendingDelivery], _ decisions: [PolicyDecision], _ results: [(Result<SinkReceipt, SinkError>?, Duration)],
+        _ outcomes: inout [SinkOutcome]
+    ) {
+        let inhibitRules = configuration.inhibitRules
+        let maxEntries = configuration.state.maxEntries
         var commits: [(item: Int, handle: SinkHandle?)] = []
         var rollbacks: [String] = []
         var finishedUpdates: [String] = []
@@ -335,7 +390,6 @@ public final class NotificationRouter: Sendable {
             }
         }
         if !countUpdates.isEmpty { settleCountUpdates(pending, decisions, results, finishedUpdates) }
-        return outcomes
     }
 
     /// "+37 more from backup": one notification for what a policy held back.
@@ -369,7 +423,7 @@ public final class NotificationRouter: Sendable {
         let handleKey: String?
 
         init(index: Int, target: RoutingPlan.Target, instance: SinkInstance, capabilities: SinkCapabilities,
-             event: ResolvedEvent, stateKey: String, handleKey: String?) {
+             stateKey: String, handleKey: String?, event: consuming ResolvedEvent) {
             self.handleKey = handleKey
             self.index = index
             self.target = target

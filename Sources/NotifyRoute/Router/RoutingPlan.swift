@@ -83,6 +83,15 @@ struct RoutingPlan: Sendable {
     }
 
     var explicit: NotificationEvent
+    /// Which of the values that route and sink layers set the event itself set: all a
+    /// wave needs of ``explicit``.
+    struct ExplicitLayer: Sendable {
+        var timeout, app, icon, category: Bool
+    }
+    var explicitLayer: ExplicitLayer {
+        ExplicitLayer(timeout: explicit.timeout != nil, app: explicit.app != nil, icon: explicit.icon != nil,
+                      category: explicit.category != nil)
+    }
     /// What the matching rules set, later rules over earlier ones.
     var ruleLayer = EventEffects()
     var subject: MatchSubject
@@ -97,8 +106,10 @@ struct RoutingPlan: Sendable {
 }
 
 extension NotificationRouter {
-    func plan(_ event: NotificationEvent, only sinkNames: [String]? = nil, tracing: Bool = false) -> RoutingPlan {
-        var plan = RoutingPlan(explicit: event, subject: subject(event, ruleLayer: EventEffects()))
+    /// `consuming`: the plan keeps the event as its explicit layer, moved in, not copied.
+    func plan(_ event: consuming NotificationEvent, only sinkNames: [String]? = nil, tracing: Bool = false) -> RoutingPlan {
+        let subject = subject(event, ruleLayer: EventEffects())
+        var plan = RoutingPlan(explicit: event, subject: subject)
 
         // Rules: every match applies, in file order, each seeing what the earlier ones left.
         // Loops by index over the tables: no rule or route is copied unless it matched.
@@ -117,7 +128,7 @@ extension NotificationRouter {
             let rule = configuration.rules[index]
             plan.matchedRules.append(label)
             plan.ruleLayer.apply(rule.effects)
-            plan.subject = subject(event, ruleLayer: plan.ruleLayer)
+            plan.subject = self.subject(plan.explicit, ruleLayer: plan.ruleLayer)
             if rule.effects.drop {
                 plan.droppedBy = label
                 return plan
@@ -208,6 +219,8 @@ extension NotificationRouter {
             messageID: explicit.messageID ?? rules.messageID,
             callSite: explicit.callSite,
             style: style)
+        // Without a route or a sink there is nothing to lay over it (what `send` asks for).
+        guard route != nil || declaration != nil else { return event }
         return resolve(event, plan: plan, route: route, declaration: declaration)
     }
 
@@ -234,11 +247,11 @@ extension NotificationRouter {
     /// copied once per sink and changed there, not copied again on return; the route and
     /// the declaration are read through the target and the instance that hold them, field
     /// by field (passed as values, each was copied whole per delivery).
-    func layer(_ event: inout ResolvedEvent, plan: RoutingPlan, target: RoutingPlan.Target, instance: SinkInstance) {
-        let timeout = plan.explicit.timeout == nil ? instance.declaration.timeout ?? target.timeout : nil
-        let app = plan.explicit.app == nil ? instance.declaration.app ?? target.app : nil
-        let icon = plan.explicit.icon == nil ? instance.declaration.icon ?? target.icon : nil
-        let category = plan.explicit.category == nil ? target.category : nil
+    func layer(_ event: inout ResolvedEvent, explicit: RoutingPlan.ExplicitLayer, target: RoutingPlan.Target, instance: SinkInstance) {
+        let timeout = explicit.timeout ? nil : instance.timeout ?? target.timeout
+        let app = explicit.app ? nil : instance.app ?? target.app
+        let icon = explicit.icon ? nil : instance.icon ?? target.icon
+        let category = explicit.category ? nil : target.category
         if let timeout { event.timeout = timeout }
         if let app { event.app = app }
         if let icon { event.icon = icon }
