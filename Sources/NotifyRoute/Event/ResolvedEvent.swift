@@ -49,15 +49,7 @@ public struct ResolvedEvent: Hashable, Sendable {
 
     /// The default dedup key: level, source, title and body, separated by a unit separator.
     public static func defaultDedupKey(level: Level, source: String?, title: String, body: String?) -> String {
-        // Concatenation, not interpolation: built for every event.
-        var key = level.rawValue
-        key.reserveCapacity(key.utf8.count + (source?.utf8.count ?? 0) + title.utf8.count + (body?.utf8.count ?? 0) + 3)
-        key += "\u{1F}"
-        key += source ?? ""
-        key += "\u{1F}"
-        key += title
-        key += "\u{1F}"
-        key += body ?? ""
-        return key
+        // Built for every event: one allocation (see KeyBuilder), not four appends.
+        KeyBuilder.join(level.rawValue, source ?? "", title, body ?? "", separator: 0x1F)
     }
 }

@@ -112,14 +112,10 @@ public struct RouterState: Codable, Hashable, Sendable {
         inhibitors = try container.decodeIfPresent([String: InhibitorRecord].self, forKey: .inhibitors) ?? [:]
     }
 
-    /// `sink` and `key` joined by a record separator; concatenation, not interpolation:
+    /// `sink` and `key` joined by a record separator, in one allocation (see ``KeyBuilder``):
     /// this runs for every event and sink.
     static func key(sink: String, _ key: String) -> String {
-        var joined = sink
-        joined.reserveCapacity(sink.utf8.count + 1 + key.utf8.count)
-        joined += "\u{1E}"
-        joined += key
-        return joined
+        KeyBuilder.join(sink, key, separator: 0x1E)
     }
 
     /// Equal when the maps are: the eviction orders are bookkeeping, not state.
