@@ -43,12 +43,60 @@ struct RoutingPlan: Sendable {
     /// a rule or a route (and their matchers' arrays of globs) for every event.
     final class Matcher: Sendable {
         let matcher: EventMatcher
-        init(_ matcher: EventMatcher) { self.matcher = matcher }
+        /// The first bytes a source (an app) must start with for the matcher to have a
+        /// chance, when every glob of the condition is an exact or prefix literal starting
+        /// with ASCII: a 128-bit set. Most routes of a config are told apart by such a
+        /// condition, and most events fail it on their first byte.
+        let sourceLeads: LeadSet?, appLeads: LeadSet?
+
+        init(_ matcher: EventMatcher) {
+            self.matcher = matcher
+            sourceLeads = matcher.source.flatMap(LeadSet.init)
+            appLeads = matcher.app.flatMap(LeadSet.init)
+        }
 
         /// Matches in a method of the class, which borrows the matcher: reached from the
         /// plan as `matchers[index].matcher.matches(_:)`, it was copied (its globs, tags,
-        /// a retain each) for every route of every event.
-        func matches(_ subject: MatchSubject) -> Bool { matcher.matches(subject) }
+        /// a retain each) for every route of every event. The lead sets turn most
+        /// mismatches away before any glob runs.
+        func matches(_ subject: MatchSubject, leads: SubjectLeads) -> Bool {
+            if let sourceLeads, !sourceLeads.admits(leads.source) { return false }
+            if let appLeads, !appLeads.admits(leads.app) { return false }
+            return matcher.matches(subject)
+        }
+
+        func matches(_ subject: MatchSubject) -> Bool { matches(subject, leads: SubjectLeads(subject)) }
+    }
+
+    /// The first UTF-8 byte of a subject's source and app (nil: none, or empty).
+    struct SubjectLeads {
+        var source: UInt8?, app: UInt8?
+        init(_ subject: MatchSubject) {
+            source = subject.source?.utf8.first
+            app = subject.app?.utf8.first
+        }
+    }
+
+    /// ASCII first bytes that a glob list can match; see ``Matcher/sourceLeads``.
+    struct LeadSet: Sendable {
+        var low: UInt64 = 0, high: UInt64 = 0
+
+        /// Nil when some glob does not start with a literal ASCII character (`*x`, `[ab]*`, ``).
+        init?(_ globs: [Glob]) {
+            for glob in globs {
+                guard let lead = glob.leadingASCII else { return nil }
+                if lead < 64 { low |= 1 << UInt64(lead) } else { high |= 1 << UInt64(lead - 64) }
+            }
+        }
+
+        /// False only when no glob can match a text starting with `lead`: no text (an
+        /// empty one matches none of these literals), or an ASCII byte none starts with.
+        /// A non-ASCII first byte is left to the globs (canonical equivalents).
+        func admits(_ lead: UInt8?) -> Bool {
+            guard let lead else { return false }
+            if lead >= 0x80 { return true }
+            return (lead < 64 ? low >> UInt64(lead) : high >> UInt64(lead - 64)) & 1 == 1
+        }
     }
 
     /// What a router computes once from its config for ``NotificationRouter/plan(_:only:tracing:)``.
@@ -113,6 +161,7 @@ extension NotificationRouter {
 
         // Rules: every match applies, in file order, each seeing what the earlier ones left.
         // Loops by index over the tables: no rule or route is copied unless it matched.
+        var leads = RoutingPlan.SubjectLeads(plan.subject)
         for index in tables.ruleMatchers.indices {
             let label = tables.ruleLabels[index]
             let matched: Bool
@@ -122,13 +171,14 @@ extension NotificationRouter {
                 matched = verdict.matched
                 plan.ruleTraces.append(.init(label: label, matched: matched, reasons: verdict.reasons, detail: Self.describe(rule.effects)))
             } else {
-                matched = tables.ruleMatchers[index].matches(plan.subject)
+                matched = tables.ruleMatchers[index].matches(plan.subject, leads: leads)
             }
             guard matched else { continue }
             let rule = configuration.rules[index]
             plan.matchedRules.append(label)
             plan.ruleLayer.apply(rule.effects)
             plan.subject = self.subject(plan.explicit, ruleLayer: plan.ruleLayer)
+            leads = RoutingPlan.SubjectLeads(plan.subject)
             if rule.effects.drop {
                 plan.droppedBy = label
                 return plan
@@ -144,13 +194,14 @@ extension NotificationRouter {
         // Routes: first match wins unless it says `continue`.
         var stopped = false
         for index in tables.routeMatchers.indices {
-            let label = tables.routeLabels[index]
             if stopped {
-                if tracing { plan.routeTraces.append(.init(label: label, matched: false, reasons: ["not tried: an earlier route matched without `continue`"], detail: "")) }
+                guard tracing else { break }
+                plan.routeTraces.append(.init(label: tables.routeLabels[index], matched: false, reasons: ["not tried: an earlier route matched without `continue`"], detail: ""))
                 continue
             }
             let matched: Bool
             if tracing {
+                let label = tables.routeLabels[index]
                 let route = configuration.routes[index]
                 let verdict = route.matcher.explain(plan.subject)
                 matched = verdict.matched
@@ -159,10 +210,11 @@ extension NotificationRouter {
                     detail: "to \(route.sinks.joined(separator: ", "))" + (route.continues ? ", continue" : "")
                         + (route.failover.isEmpty ? "" : ", failover \(route.failover.joined(separator: ", "))")))
             } else {
-                matched = tables.routeMatchers[index].matches(plan.subject)
+                matched = tables.routeMatchers[index].matches(plan.subject, leads: leads)
             }
             guard matched else { continue }
-            plan.matchedRoutes.append(label)
+            // The label is read only for a route that matched: one retain less per route tried.
+            plan.matchedRoutes.append(tables.routeLabels[index])
             for target in tables.routeTargets[index] where !plan.targets.contains(where: { $0.sinkName == target.sinkName }) {
                 plan.targets.append(target)
             }

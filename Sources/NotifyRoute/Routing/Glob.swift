@@ -20,6 +20,11 @@ public struct Glob: Hashable, Sendable, CustomStringConvertible {
     }
 
     private let shape: Shape
+    /// The first byte of an exact or prefix literal that starts with an ASCII character:
+    /// a text whose first byte is another ASCII byte cannot match (its first character
+    /// starts with that byte, under any canonical equivalence), decided without touching
+    /// the literal. Most routes fail on their first character.
+    let leadingASCII: UInt8?
 
     public struct SyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
         public var pattern: String
@@ -30,11 +35,21 @@ public struct Glob: Hashable, Sendable, CustomStringConvertible {
         self.pattern = pattern
         let tokens = try Glob.tokenize(pattern)
         self.shape = Glob.shape(of: tokens, pattern: pattern)
+        switch shape {
+        case .exact(let literal), .prefix(let literal):
+            leadingASCII = literal.utf8.first.flatMap { $0 < 0x80 ? $0 : nil }
+        default:
+            leadingASCII = nil
+        }
     }
 
     public var description: String { pattern }
 
     public func matches(_ text: String) -> Bool {
+        if let leadingASCII {
+            guard let first = text.utf8.first else { return false }  // an empty text, a non-empty literal
+            if first != leadingASCII && first < 0x80 { return false }
+        }
         switch shape {
         case .exact(let literal): return text == literal
         case .prefix(let literal): return Glob.hasPrefix(text, literal)
