@@ -331,6 +331,7 @@ public final class NotificationRouter: Sendable {
         let inhibitRules = configuration.inhibitRules
         let maxEntries = configuration.state.maxEntries
         var commits: [(item: Int, handle: SinkHandle?)] = []
+        commits.reserveCapacity(pending.count)
         var rollbacks: [String] = []
         var finishedUpdates: [String] = []
         for position in pending.indices {

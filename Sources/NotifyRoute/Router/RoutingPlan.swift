@@ -106,6 +106,15 @@ struct RoutingPlan: Sendable {
         var routeContinues: [Bool]
         var ruleLabels: [String]
         var routeLabels: [String]
+        /// `[label]` per rule and per route: what an event that matched one of them alone
+        /// reports, shared instead of an array allocated per event.
+        var ruleLabelLists: [[String]]
+        var routeLabelLists: [[String]]
+        /// Per rule, its effects behind a reference (read without copying the rule).
+        var ruleEffects: [Effects]
+        /// Per route, its targets without repeats: what the plan takes whole when the
+        /// route is the first to match (most events), instead of appending one by one.
+        var routeDistinctTargets: [[Target]]
         /// Per route, one target per sink it names.
         var routeTargets: [[Target]]
         var fallbackTargets: [Target]
@@ -120,7 +129,21 @@ struct RoutingPlan: Sendable {
                 route.sinks.map { Target(sinkName: $0, label: label, route: route, instance: instances[$0]) }
             }
             fallbackTargets = config.fallback.map { Target(sinkName: $0, label: "fallback", route: nil, instance: instances[$0]) }
+            ruleLabelLists = ruleLabels.map { [$0] }
+            routeLabelLists = routeLabels.map { [$0] }
+            ruleEffects = config.rules.map { Effects($0.effects) }
+            routeDistinctTargets = routeTargets.map { targets in
+                var distinct: [Target] = []
+                for target in targets where !distinct.contains(where: { $0.sinkName == target.sinkName }) { distinct.append(target) }
+                return distinct
+            }
         }
+    }
+
+    /// A rule's effects behind a reference: the plan applies them without copying the rule.
+    final class Effects: Sendable {
+        let effects: EventEffects
+        init(_ effects: EventEffects) { self.effects = effects }
     }
 
     struct Trace: Sendable {
@@ -174,12 +197,12 @@ extension NotificationRouter {
                 matched = tables.ruleMatchers[index].matches(plan.subject, leads: leads)
             }
             guard matched else { continue }
-            let rule = configuration.rules[index]
-            plan.matchedRules.append(label)
-            plan.ruleLayer.apply(rule.effects)
+            let effects = tables.ruleEffects[index]
+            if plan.matchedRules.isEmpty { plan.matchedRules = tables.ruleLabelLists[index] } else { plan.matchedRules.append(label) }
+            plan.ruleLayer.apply(effects.effects)
             plan.subject = self.subject(plan.explicit, ruleLayer: plan.ruleLayer)
             leads = RoutingPlan.SubjectLeads(plan.subject)
-            if rule.effects.drop {
+            if effects.effects.drop {
                 plan.droppedBy = label
                 return plan
             }
@@ -214,9 +237,17 @@ extension NotificationRouter {
             }
             guard matched else { continue }
             // The label is read only for a route that matched: one retain less per route tried.
-            plan.matchedRoutes.append(tables.routeLabels[index])
-            for target in tables.routeTargets[index] where !plan.targets.contains(where: { $0.sinkName == target.sinkName }) {
-                plan.targets.append(target)
+            if plan.matchedRoutes.isEmpty {
+                plan.matchedRoutes = tables.routeLabelLists[index]
+            } else {
+                plan.matchedRoutes.append(tables.routeLabels[index])
+            }
+            if plan.targets.isEmpty {
+                plan.targets = tables.routeDistinctTargets[index]
+            } else {
+                for target in tables.routeTargets[index] where !plan.targets.contains(where: { $0.sinkName == target.sinkName }) {
+                    plan.targets.append(target)
+                }
             }
             if !tables.routeContinues[index] { stopped = true }
         }
@@ -242,7 +273,7 @@ extension NotificationRouter {
             title: event.title,
             body: event.body,
             category: event.category ?? ruleLayer.category ?? defaults.category,
-            tags: event.tags.union(ruleLayer.tags))
+            tags: ruleLayer.tags.isEmpty ? event.tags : event.tags.union(ruleLayer.tags))
     }
 
     /// The cascade: built-in → config defaults → per level → rules → route → sink → explicit.
@@ -341,11 +372,11 @@ extension EventEffects {
         source = other.source ?? source
         icon = other.icon ?? icon
         category = other.category ?? category
-        tags.formUnion(other.tags)
+        if !other.tags.isEmpty { tags.formUnion(other.tags) }
         dedupKey = other.dedupKey ?? dedupKey
         replaceKey = other.replaceKey ?? replaceKey
         messageID = other.messageID ?? messageID
-        fields.merge(other.fields) { _, new in new }
+        if !other.fields.isEmpty { fields.merge(other.fields) { _, new in new } }
         drop = drop || other.drop
     }
 }
