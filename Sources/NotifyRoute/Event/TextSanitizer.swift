@@ -64,7 +64,17 @@ public enum TextSanitizer {
     /// nothing either way; the scalar check decides.
     @inline(__always)
     static func isPlainASCII(_ text: String, keepNewlines: Bool) -> Bool {
-        for byte in text.utf8 {
+        // Over the contiguous bytes when there are (always, for native strings): iterating
+        // the UTF-8 view itself costs an index step per byte.
+        if let plain = text.utf8.withContiguousStorageIfAvailable({ isPlainASCII($0, keepNewlines: keepNewlines) }) {
+            return plain
+        }
+        return isPlainASCII(text.utf8, keepNewlines: keepNewlines)
+    }
+
+    @inline(__always)
+    private static func isPlainASCII(_ bytes: some Sequence<UInt8>, keepNewlines: Bool) -> Bool {
+        for byte in bytes {
             if byte >= 0x20 {
                 if byte >= 0x7F { return false }  // DEL, or the start of a non-ASCII scalar
             } else if !keepNewlines || (byte != 0x0A && byte != 0x09) {

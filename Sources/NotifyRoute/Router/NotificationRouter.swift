@@ -297,7 +297,8 @@ public final class NotificationRouter: Sendable {
                         decision = PolicyDecision.decideDedupAndReplace(
                             for: item.event, sink: item.target.sinkName, window: item.target.dedupWindow,
                             capabilities: item.capabilities, now: now, state: &state, maxEntries: maxEntries,
-                            dedupStateKey: item.stateKey, handleStateKey: item.handleKey)
+                            dedupStateKey: item.stateKey, handleStateKey: item.handleKey,
+                            windowSeconds: item.target.dedupWindowSeconds)
                     } else {
                         decision = PolicyDecision.decide(
                             for: item.event, sink: item.target.sinkName, route: item.target.route, routeKey: item.target.label,

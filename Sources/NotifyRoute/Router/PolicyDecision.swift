@@ -126,13 +126,14 @@ struct PolicyDecision: Sendable {
     /// this sink, when the caller has built them.
     static func decideDedupAndReplace(
         for event: ResolvedEvent, sink: String, window: Duration?, capabilities: SinkCapabilities, now: Date,
-        state: inout RouterState, maxEntries: Int, dedupStateKey: String? = nil, handleStateKey: String? = nil
+        state: inout RouterState, maxEntries: Int, dedupStateKey: String? = nil, handleStateKey: String? = nil,
+        windowSeconds: Double? = nil
     ) -> PolicyDecision {
         var count = 1
         var createdWindow = false
         if let window {
             let key = dedupStateKey ?? RouterState.key(sink: sink, event.dedupKey)
-            let (record, isDuplicate) = state.recordDedup(forKey: key, now: now, window: window)
+            let (record, isDuplicate) = state.recordDedup(forKey: key, now: now, window: windowSeconds ?? window.seconds)
             if isDuplicate {
                 if capabilities.canReplace, let handle = record.handle {
                     return PolicyDecision(

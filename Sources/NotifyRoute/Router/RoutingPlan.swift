@@ -16,6 +16,8 @@ struct RoutingPlan: Sendable {
         /// `target.route?.field` copied the whole route (a score of reference-counted
         /// fields) each time, a dozen times per event.
         let dedupWindow: Duration?
+        /// ``dedupWindow`` in seconds, converted once.
+        let dedupWindowSeconds: Double?
         let failover: [String]
         /// The route's layer of the cascade.
         let timeout: NotificationTimeout?, app: String?, icon: String?, category: String?
@@ -30,6 +32,7 @@ struct RoutingPlan: Sendable {
             self.route = route
             self.instance = instance
             dedupWindow = route?.dedupWindow
+            dedupWindowSeconds = route?.dedupWindow?.seconds
             failover = route?.failover ?? []
             timeout = route?.effects.timeout
             app = route?.effects.app

@@ -146,11 +146,12 @@ public struct RouterState: Codable, Hashable, Sendable {
     /// `lastSeen` now), or a new window from now. One lookup of the map, where
     /// reading the record and then storing it took two; the same bookkeeping as
     /// ``storeDedup(_:forKey:)``.
-    mutating func recordDedup(forKey key: String, now: Date, window: Duration) -> (record: DedupRecord, isDuplicate: Bool) {
+    /// `seconds` is the window's length (a Duration's seconds cost an Int128 division).
+    mutating func recordDedup(forKey key: String, now: Date, window seconds: Double) -> (record: DedupRecord, isDuplicate: Bool) {
         var isNew = false
         var isDuplicate = false
         let record = Self.update(&dedup[key]) { slot -> DedupRecord in
-            if var record = slot, now.timeIntervalSince(record.firstSeen) < window.seconds {
+            if var record = slot, now.timeIntervalSince(record.firstSeen) < seconds {
                 record.count += 1
                 record.lastSeen = now
                 slot = record
@@ -158,7 +159,7 @@ public struct RouterState: Codable, Hashable, Sendable {
                 return record
             }
             isNew = slot == nil
-            let record = DedupRecord(firstSeen: now, lastSeen: now, count: 1, handle: nil, expires: now.addingTimeInterval(window.seconds))
+            let record = DedupRecord(firstSeen: now, lastSeen: now, count: 1, handle: nil, expires: now.addingTimeInterval(seconds))
             slot = record
             return record
         }
