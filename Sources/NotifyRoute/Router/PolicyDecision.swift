@@ -133,6 +133,7 @@ struct PolicyDecision: Sendable {
         var createdWindow = false
         if let window {
             let key = dedupStateKey ?? RouterState.key(sink: sink, event.dedupKey)
+            state.reserveDedupCapacity(maxEntries: maxEntries)
             let (record, isDuplicate) = state.recordDedup(forKey: key, now: now, window: windowSeconds ?? window.seconds)
             if isDuplicate {
                 if capabilities.canReplace, let handle = record.handle {

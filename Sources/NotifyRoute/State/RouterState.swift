@@ -170,6 +170,18 @@ public struct RouterState: Codable, Hashable, Sendable {
         return (record, isDuplicate)
     }
 
+    /// Gives the dedup map room for twice its bound once it is half full: kept at most a
+    /// third full, its probe runs stay short (each probe compares a key; each removal by
+    /// eviction rehashes the run behind it), where a map grown only by doubling sat at
+    /// 60% before every eviction. Costs about 1.2 MB more at 10,000 entries.
+    @inline(__always)
+    mutating func reserveDedupCapacity(maxEntries: Int) {
+        let room = 2 * maxEntries + 2
+        if dedup.capacity < room && dedup.count >= maxEntries / 2 && maxEntries <= 1 << 20 {
+            dedup.reserveCapacity(room)
+        }
+    }
+
     /// Runs `body` on a value in place: with `&map[key]`, one lookup through the
     /// dictionary's modify accessor for the read and the write.
     @inline(__always)
