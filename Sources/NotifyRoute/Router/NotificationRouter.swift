@@ -191,7 +191,9 @@ public final class NotificationRouter: Sendable {
     /// Only the deliveries are async; the stages before and after are synchronous
     /// functions, so that their values live in registers and stack frames rather than in
     /// the task's async frame, which copied them in and out (events, outcomes) per await.
-    private func deliver(
+    // `nonisolated(nonsending)`: runs on its caller's executor (send's), without the
+    // executor check an async function's entry makes otherwise.
+    private nonisolated(nonsending) func deliver(
         _ targets: [RoutingPlan.Target], explicit: RoutingPlan.ExplicitLayer, resolved: ResolvedEvent, failoverFor: [String: [String]]
     ) async -> [SinkOutcome] {
         var (outcomes, pending) = prepareWave(targets, explicit: explicit, resolved: resolved, failoverFor: failoverFor)
@@ -256,20 +258,21 @@ public final class NotificationRouter: Sendable {
                     route: target.label, failoverFor: failoverLabel))
                 continue
             }
-            var outcome = SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .delivered,
-                                      route: target.label, failoverFor: failoverLabel)
             let capabilities = instance.sink.capabilities
-            // One copy of the event per sink, changed in place (resolve and fitted each returned another),
-            // then moved into the pending delivery: everything read of it is read before.
+            // One copy of the event per sink (one retain: see ResolvedEvent), changed in place.
             var event = resolved
+            var notes: [String] = []
             layer(&event, explicit: explicit, target: target, instance: instance)
-            fit(&event, to: capabilities, notes: &outcome.notes)
+            fit(&event, to: capabilities, notes: &notes)
+            // The outcome is made in the call that stores it: made as a `var` and then
+            // appended, it was copied twice.
             if let minimum = instance.minimumLevel, event.level < minimum {
-                outcome.status = .suppressed(.belowMinimumLevel(minimum))
-                outcomes.append(outcome)
+                outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .suppressed(.belowMinimumLevel(minimum)),
+                                            route: target.label, failoverFor: failoverLabel, notes: notes))
                 continue
             }
-            outcomes.append(outcome)
+            outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .delivered,
+                                        route: target.label, failoverFor: failoverLabel, notes: notes))
             let stateKey = RouterState.key(sink: target.sinkName, event.dedupKey)
             let handleKey = event.replaceKey.map { RouterState.key(sink: target.sinkName, $0) }
             pending.append(PendingDelivery(
