@@ -34,3 +34,25 @@ import Testing
         }
     }
 }
+
+/// The plan tries only the routes a source's first byte leaves in the running; tracing
+/// (`explain`) tries every route. Both must pick the same routes, in the same order.
+@Suite struct RouteCandidateTests {
+    @Test func candidatesPickWhatTryingEveryRoutePicks() throws {
+        var config = RouterConfiguration()
+        let sources: [[String]?] = [["svc1-*"], ["bench*", "db.*"], nil, ["K*"], ["é*"], ["*pool"], ["exact"], ["b*"], [""]]
+        config.routes = try sources.enumerated().map { index, globs in
+            Route(name: "r\(index)", matcher: EventMatcher(source: try globs?.map(Glob.init)), sinks: ["a"],
+                  continues: index % 2 == 0)
+        }
+        config.fallback = ["a"]
+        let router = try NotificationRouter(configuration: config, sinks: ["a": RecordingSink()])
+        for source in [nil, "", "svc1-x", "bench1", "db.pool", "\u{212A}elvin", "Kelvin", "\u{E9}t\u{E9}", "e\u{301}t", "exact", "b", "zzz"] as [String?] {
+            let event = NotificationEvent(title: "t", source: source)
+            let planned = router.plan(event)
+            let traced = router.plan(event, tracing: true)
+            #expect(planned.matchedRoutes == traced.matchedRoutes, "source \(String(describing: source))")
+            #expect(planned.targets.map(\.sinkName) == traced.targets.map(\.sinkName))
+        }
+    }
+}

@@ -118,6 +118,16 @@ struct RoutingPlan: Sendable {
         /// Per route, its targets without repeats: what the plan takes whole when the
         /// route is the first to match (most events), instead of appending one by one.
         var routeDistinctTargets: [[Target]]
+        /// For each first byte of a source (see ``slot(_:)``), the routes whose source
+        /// condition it does not rule out (``LeadSet``), in order: the plan tries only
+        /// these, not every route of the config.
+        var routeCandidates: [[Int]]
+
+        /// 0-127: an ASCII first byte; 128: a non-ASCII one; 129: no source, or an empty one.
+        static func slot(_ lead: UInt8?) -> Int {
+            guard let lead else { return 129 }
+            return lead < 0x80 ? Int(lead) : 128
+        }
         /// Per route, one target per sink it names.
         var routeTargets: [[Target]]
         var fallbackTargets: [Target]
@@ -135,6 +145,17 @@ struct RoutingPlan: Sendable {
             ruleLabelLists = ruleLabels.map { [$0] }
             routeLabelLists = routeLabels.map { [$0] }
             ruleEffects = config.rules.map { Effects($0.effects) }
+            let matchers = routeMatchers
+            routeCandidates = (0..<130).map { slot in
+                matchers.indices.filter { index in
+                    guard let leads = matchers[index].sourceLeads else { return true }
+                    switch slot {
+                    case 0..<128: return leads.admits(UInt8(slot))
+                    case 128: return true  // non-ASCII: left to the globs
+                    default: return false  // no source: no literal glob matches
+                    }
+                }
+            }
             routeDistinctTargets = routeTargets.map { targets in
                 var distinct: [Target] = []
                 for target in targets where !distinct.contains(where: { $0.sinkName == target.sinkName }) { distinct.append(target) }
@@ -217,9 +238,11 @@ extension NotificationRouter {
             return plan
         }
 
-        // Routes: first match wins unless it says `continue`.
+        // Routes: first match wins unless it says `continue`. Without tracing, only the
+        // routes that the source's first byte leaves in the running are tried (in order).
+        let candidates = tracing ? Array(tables.routeMatchers.indices) : tables.routeCandidates[RoutingPlan.Tables.slot(leads.source)]
         var stopped = false
-        for index in tables.routeMatchers.indices {
+        for index in candidates {
             if stopped {
                 guard tracing else { break }
                 plan.routeTraces.append(.init(label: tables.routeLabels[index], matched: false, reasons: ["not tried: an earlier route matched without `continue`"], detail: ""))
