@@ -13,6 +13,20 @@ import Testing
         #expect(try Glob(pattern).matches(text) == expected)
     }
 
+    /// Prefixes are decided on bytes when that gives String's answer; these are the
+    /// cases where bytes alone would not (a grapheme or a canonical equivalent straddling
+    /// the end of the prefix), and plain ones either side.
+    @Test(arguments: [
+        ("svc1-*", "svc1-db", true), ("svc1-*", "svc1-", true), ("svc1-*", "svc1", false), ("svc1-*", "bench12", false),
+        ("e*", "e\u{301}t\u{E9}", false), ("e*", "\u{E9}t\u{E9}", false), ("caf\u{E9}*", "cafe\u{301}s", true),
+        ("K*", "\u{212A}elvin", true), ("ab*", "a\u{212A}", false), ("a\r*", "a\r\nb", false), ("a\r*", "a\rb", true),
+        ("a*", "a\r\n", true), ("x-*", "x-\u{200D}y", false), ("*", "\u{1F600}", true),
+    ])
+    func prefixesMatchLikeString(pattern: String, text: String, expected: Bool) throws {
+        #expect(try Glob(pattern).matches(text) == expected)
+        #expect(text.hasPrefix(String(pattern.dropLast())) == expected || pattern == "*")
+    }
+
     @Test func rejectsAnUnclosedSet() {
         #expect(throws: Glob.SyntaxError.self) { try Glob("[abc") }
     }

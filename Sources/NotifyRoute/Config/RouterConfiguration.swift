@@ -281,18 +281,26 @@ public struct KeyTemplate: Hashable, Sendable, CustomStringConvertible {
     public var description: String { template }
 
     func render(_ subject: MatchSubject) -> String {
-        var output = ""
-        for part in parts {
-            switch part {
-            case .literal(let text): output += text
-            case .placeholder(.source): output += subject.source ?? ""
-            case .placeholder(.title): output += subject.title
-            case .placeholder(.body): output += subject.body ?? ""
-            case .placeholder(.level): output += subject.level.rawValue
-            case .placeholder(.app): output += subject.app ?? ""
-            case .placeholder(.category): output += subject.category ?? ""
-            }
+        // One or two parts (`{source}`, `shard-{source}`) are most templates: built in one allocation.
+        switch parts.count {
+        case 1: return Self.value(of: parts[0], subject)
+        case 2: return KeyBuilder.concatenate(Self.value(of: parts[0], subject), Self.value(of: parts[1], subject))
+        default:
+            var output = ""
+            for part in parts { output += Self.value(of: part, subject) }
+            return output
         }
-        return output
+    }
+
+    private static func value(of part: Part, _ subject: MatchSubject) -> String {
+        switch part {
+        case .literal(let text): text
+        case .placeholder(.source): subject.source ?? ""
+        case .placeholder(.title): subject.title
+        case .placeholder(.body): subject.body ?? ""
+        case .placeholder(.level): subject.level.rawValue
+        case .placeholder(.app): subject.app ?? ""
+        case .placeholder(.category): subject.category ?? ""
+        }
     }
 }

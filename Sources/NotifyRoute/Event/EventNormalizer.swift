@@ -19,34 +19,43 @@ public enum EventNormalizer {
     /// Most structured fields kept on one event.
     public static let maximumFieldCount = 256
 
-    public static func normalize(_ event: NotificationEvent) throws(EventError) -> NotificationEvent {
-        var event = event
-        event.title = TextSanitizer.truncate(
+    /// `consuming`: the event is cleaned in place; a caller that keeps its own copies it.
+    public static func normalize(_ event: consuming NotificationEvent) throws(EventError) -> NotificationEvent {
+        // Each value is written back only when cleaning changed it (a comparison of the
+        // same string is a bit test): a clean event stays the caller's, its box not copied.
+        let title = TextSanitizer.truncate(
             String(TextSanitizer.clean(event.title, keepNewlines: false).trimmingWhitespace()), to: maximumTitleLength)
-        guard !event.title.isEmpty else {
+        guard !title.isEmpty else {
             throw EventError("the title is empty; an event needs a one-line title")
         }
-        event.body = event.body.flatMap { body in
+        if title != event.title { event.title = title }
+        let body = event.body.flatMap { body in
             let cleaned = TextSanitizer.clean(body)
             let trimmed = cleaned.trimmingWhitespace()
             return trimmed.isEmpty ? nil : TextSanitizer.truncate(String(trimmed), to: maximumBodyLength)
         }
-        event.app = oneLine(event.app)
-        event.source = oneLine(event.source)
-        event.icon = oneLine(event.icon)
-        event.category = oneLine(event.category)
-        event.dedupKey = event.dedupKey.map { $0.replacingNUL() }
-        event.replaceKey = event.replaceKey.map { $0.replacingNUL() }
+        if body != event.body { event.body = body }
+        let app = oneLine(event.app), source = oneLine(event.source)
+        let icon = oneLine(event.icon), category = oneLine(event.category)
+        if app != event.app { event.app = app }
+        if source != event.source { event.source = source }
+        if icon != event.icon { event.icon = icon }
+        if category != event.category { event.category = category }
+        let dedupKey = event.dedupKey.map { $0.replacingNUL() }, replaceKey = event.replaceKey.map { $0.replacingNUL() }
+        if dedupKey != event.dedupKey { event.dedupKey = dedupKey }
+        if replaceKey != event.replaceKey { event.replaceKey = replaceKey }
         if event.dedupKey?.isEmpty == true { throw EventError("the dedup key is empty") }
         if event.replaceKey?.isEmpty == true { throw EventError("the replace key is empty") }
-        event.tags = Set(event.tags.compactMap(oneLine))
-        event.actions = try event.actions.map { action throws(EventError) in
-            let id = TextSanitizer.clean(action.id, keepNewlines: false)
-            let label = TextSanitizer.clean(action.label, keepNewlines: false)
-            guard !id.isEmpty, !label.isEmpty else {
-                throw EventError("action \"\(action)\" needs an id and a label, as id=Label")
+        if !event.tags.isEmpty { event.tags = Set(event.tags.compactMap(oneLine)) }
+        if !event.actions.isEmpty {
+            event.actions = try event.actions.map { action throws(EventError) in
+                let id = TextSanitizer.clean(action.id, keepNewlines: false)
+                let label = TextSanitizer.clean(action.label, keepNewlines: false)
+                guard !id.isEmpty, !label.isEmpty else {
+                    throw EventError("action \"\(action)\" needs an id and a label, as id=Label")
+                }
+                return NotificationAction(id: id, label: label)
             }
-            return NotificationAction(id: id, label: label)
         }
         guard event.fields.count <= maximumFieldCount else {
             throw EventError("the event has \(event.fields.count) fields; at most \(maximumFieldCount) are accepted")
@@ -72,6 +81,6 @@ public enum EventNormalizer {
 
 extension String {
     fileprivate func replacingNUL() -> String {
-        contains("\0") ? String(unicodeScalars.filter { $0 != "\0" }.map(Character.init)) : self
+        utf8.contains(0) ? String(unicodeScalars.filter { $0 != "\0" }.map(Character.init)) : self
     }
 }

@@ -113,3 +113,20 @@ extension StringProtocol {
         return Substring(self[first...last])
     }
 }
+
+extension String {
+    /// Fast path: ASCII that is not white space at either end has nothing to trim
+    /// (a Unicode property lookup costs a binary search per scalar).
+    func trimmingWhitespace() -> Substring {
+        let bytes = utf8
+        if let first = bytes.first, let last = bytes.last, first < 0x80, last < 0x80,
+           !Self.isASCIIWhitespace(first), !Self.isASCIIWhitespace(last) {
+            return self[...]
+        }
+        return self[...].trimmingWhitespace()
+    }
+
+    /// U+0009 to U+000D and the space: the ASCII scalars whose `isWhitespace` is true.
+    @inline(__always)
+    static func isASCIIWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) }
+}

@@ -14,7 +14,9 @@ public enum TextSanitizer {
     /// Removes control sequences; keeps `\n` and `\t` when `keepNewlines` is true,
     /// otherwise turns them into spaces (for one-line titles).
     public static func clean(_ text: String, keepNewlines: Bool = true) -> String {
-        // Fast path: most text has nothing to remove.
+        // Fast paths: most text is plain ASCII with nothing to remove (decided on bytes),
+        // and most of the rest has nothing to remove either (decided on scalars).
+        if isPlainASCII(text, keepNewlines: keepNewlines) { return text }
         if !text.unicodeScalars.contains(where: { needsAttention($0) || (!keepNewlines && ($0 == "\n" || $0 == "\t")) }) {
             return text
         }
@@ -55,6 +57,31 @@ public enum TextSanitizer {
             }
         }
         return String(output)
+    }
+
+    /// True when every byte is ASCII and none is a control to remove (nor, for one-line
+    /// text, a newline or tab to fold): a byte loop, no scalar decoding. False says
+    /// nothing either way; the scalar check decides.
+    @inline(__always)
+    static func isPlainASCII(_ text: String, keepNewlines: Bool) -> Bool {
+        // Over the contiguous bytes when there are (always, for native strings): iterating
+        // the UTF-8 view itself costs an index step per byte.
+        if let plain = text.utf8.withContiguousStorageIfAvailable({ isPlainASCII($0, keepNewlines: keepNewlines) }) {
+            return plain
+        }
+        return isPlainASCII(text.utf8, keepNewlines: keepNewlines)
+    }
+
+    @inline(__always)
+    private static func isPlainASCII(_ bytes: some Sequence<UInt8>, keepNewlines: Bool) -> Bool {
+        for byte in bytes {
+            if byte >= 0x20 {
+                if byte >= 0x7F { return false }  // DEL, or the start of a non-ASCII scalar
+            } else if !keepNewlines || (byte != 0x0A && byte != 0x09) {
+                return false
+            }
+        }
+        return true
     }
 
     @inline(__always)
@@ -116,7 +143,9 @@ public enum TextSanitizer {
 
     /// Caps `text` at `limit` characters, ending with `marker` when cut.
     public static func truncate(_ text: String, to limit: Int?, marker: String = "…") -> String {
-        guard let limit, limit > 0, text.count > limit else { return text }
+        // A character takes at least one UTF-8 byte: no more bytes than the limit, no cut
+        // (and no count of grapheme clusters, which walks the whole text).
+        guard let limit, limit > 0, text.utf8.count > limit, text.count > limit else { return text }
         let keep = max(0, limit - marker.count)
         return String(text.prefix(keep)) + marker
     }

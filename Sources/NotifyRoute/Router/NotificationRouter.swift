@@ -29,11 +29,20 @@ public final class NotificationRouter: Sendable {
         let declaration: SinkDeclaration
         let sink: any NotificationSink
         let deadline: Duration
+        /// What every delivery reads of the declaration, taken out once.
+        let kind: String
+        let minimumLevel: Level?
+        let timeout: NotificationTimeout?, app: String?, icon: String?
 
         init(declaration: SinkDeclaration, sink: any NotificationSink, deadline: Duration) {
             self.declaration = declaration
             self.sink = sink
             self.deadline = deadline
+            kind = declaration.kind
+            minimumLevel = declaration.minimumLevel
+            timeout = declaration.timeout
+            app = declaration.app
+            icon = declaration.icon
         }
     }
 
@@ -112,25 +121,29 @@ public final class NotificationRouter: Sendable {
     public func send(_ event: NotificationEvent, only sinkNames: [String]? = nil) async throws(EventError) -> DeliveryReport {
         let event = try EventNormalizer.normalize(event)
         let plan = plan(event, only: sinkNames)
-        var report = DeliveryReport(
-            event: resolve(plan, route: nil, declaration: nil), matchedRules: plan.matchedRules,
-            matchedRoutes: plan.matchedRoutes, droppedBy: plan.droppedBy, notes: plan.notes)
-        guard plan.droppedBy == nil else { return report }
+        let resolved = resolve(plan, route: nil, declaration: nil)
+        guard plan.droppedBy == nil else {
+            return DeliveryReport(event: resolved, matchedRules: plan.matchedRules, matchedRoutes: plan.matchedRoutes,
+                                  droppedBy: plan.droppedBy, notes: plan.notes)
+        }
 
         // Wave 1: every target at once. Wave 2: failover sinks of the routes whose sinks failed.
-        report.outcomes = await deliver(plan.targets, plan: plan, resolved: report.event, failoverFor: [:])
+        // The report is built once, at the end: built first and filled in across the
+        // awaits, it was copied whole several times per event.
+        let explicit = plan.explicitLayer
+        var outcomes = await deliver(plan.targets, explicit: explicit, resolved: resolved, failoverFor: [:])
         var failover: [String: [String]] = [:]  // failover sink -> the sinks it stands in for
         var targets: [RoutingPlan.Target] = []  // in order, each under the route of the first sink it stands in for
         // By index, and the route's failover list before anything else: zipping copied
         // every outcome, and `guard let route` copied the whole route, for every target.
         for position in plan.targets.indices {
             let target = plan.targets[position]
-            guard let names = target.route?.failover, !names.isEmpty else { continue }
-            switch report.outcomes[position].status {
+            guard !target.failover.isEmpty else { continue }
+            switch outcomes[position].status {
             case .failed, .unavailable: break
             default: continue
             }
-            for name in names where !plan.targets.contains(where: { $0.sinkName == name }) {
+            for name in target.failover where !plan.targets.contains(where: { $0.sinkName == name }) {
                 if failover[name] == nil {
                     targets.append(RoutingPlan.Target(sinkName: name, label: target.label, route: target.route, instance: instances[name]))
                 }
@@ -138,18 +151,19 @@ public final class NotificationRouter: Sendable {
             }
         }
         if !targets.isEmpty {
-            report.outcomes += await deliver(targets, plan: plan, resolved: report.event, failoverFor: failover)
+            outcomes += await deliver(targets, explicit: explicit, resolved: resolved, failoverFor: failover)
         }
-        for position in report.outcomes.indices {
-            switch report.outcomes[position].status {
+        for position in outcomes.indices {
+            switch outcomes[position].status {
             case .failed(let error):
-                logger.warning("sink failed", metadata: ["sink": "\(report.outcomes[position].sink)", "error": "\(error.message)"])
+                logger.warning("sink failed", metadata: ["sink": "\(outcomes[position].sink)", "error": "\(error.message)"])
             case .unavailable(let reason):
-                logger.debug("sink unavailable", metadata: ["sink": "\(report.outcomes[position].sink)", "reason": "\(reason)"])
+                logger.debug("sink unavailable", metadata: ["sink": "\(outcomes[position].sink)", "reason": "\(reason)"])
             default: break
             }
         }
-        return report
+        return DeliveryReport(event: resolved, matchedRules: plan.matchedRules, matchedRoutes: plan.matchedRoutes,
+                              outcomes: outcomes, notes: plan.notes)
     }
 
     /// Sends an event built from a title and a closure that sets what differs, recording
@@ -173,9 +187,65 @@ public final class NotificationRouter: Sendable {
     /// what the state must remember. One transaction each way keeps a file-backed store
     /// to two locked read-writes per wave, and makes the decisions of one event atomic.
     /// `resolved` is the event as the cascade resolved it without route and sink layers.
-    private func deliver(
-        _ targets: [RoutingPlan.Target], plan: RoutingPlan, resolved: ResolvedEvent, failoverFor: [String: [String]]
+    ///
+    /// Only the deliveries are async; the stages before and after are synchronous
+    /// functions, so that their values live in registers and stack frames rather than in
+    /// the task's async frame, which copied them in and out (events, outcomes) per await.
+    // `nonisolated(nonsending)`: runs on its caller's executor (send's), without the
+    // executor check an async function's entry makes otherwise.
+    private nonisolated(nonsending) func deliver(
+        _ targets: [RoutingPlan.Target], explicit: RoutingPlan.ExplicitLayer, resolved: ResolvedEvent, failoverFor: [String: [String]]
     ) async -> [SinkOutcome] {
+        var (outcomes, pending) = prepareWave(targets, explicit: explicit, resolved: resolved, failoverFor: failoverFor)
+        let decisions = decideWave(pending, &outcomes)
+
+        // Step 5: deliver, each under its own deadline, all at once. Sinks that answer
+        // without blocking (``SinkCapabilities/deliversInline``) are called directly, one
+        // after the other: no child task, no deadline task and timer (see `attempt`).
+        var results = [(Result<SinkReceipt, SinkError>?, Duration)](repeating: (nil, .zero), count: targets.count)
+        var allInline = true
+        // By index, here and below: iterating `zip(pending, decisions)` copies every
+        // delivery (and its event) once per loop.
+        for position in pending.indices where decisions[position].sendsSomething && !pending[position].capabilities.deliversInline {
+            allInline = false
+        }
+        if allInline {
+            for position in pending.indices where decisions[position].sendsSomething {
+                let item = pending[position]
+                guard decisions[position].summary == nil else {
+                    let (index, result, duration) = await deliverOne(item, decisions[position])
+                    results[index] = (result, duration)
+                    continue
+                }
+                // `deliverOne` and `attempt` written out: two async calls (a frame and an
+                // executor check each) per sink for what is one call to the sink.
+                let started = ContinuousClock.now
+                let delivery = SinkDelivery(
+                    event: item.event, sinkName: item.target.sinkName, intent: decisions[position].intent,
+                    deadline: started.advanced(by: item.instance.deadline), duplicateCount: decisions[position].count)
+                let result: Result<SinkReceipt, SinkError>
+                do { result = .success(try await item.instance.sink.deliver(delivery)) } catch { result = .failure(SinkError(wrapping: error)) }
+                results[item.index] = (result, ContinuousClock.now - started)
+            }
+        } else {
+            results = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { group in
+                for (item, decision) in zip(pending, decisions) where decision.sendsSomething {
+                    group.addTask { await self.deliverOne(item, decision) }
+                }
+                var collected = results
+                for await (index, result, duration) in group { collected[index] = (result, duration) }
+                return collected
+            }
+        }
+        settleWave(pending, decisions, results, &outcomes)
+        return outcomes
+    }
+
+    /// Steps 1 to 3 for each target of a wave: its outcome so far, and, unless it is
+    /// already settled (no such sink, below its minimum level), its pending delivery.
+    private func prepareWave(
+        _ targets: [RoutingPlan.Target], explicit: RoutingPlan.ExplicitLayer, resolved: ResolvedEvent, failoverFor: [String: [String]]
+    ) -> (outcomes: [SinkOutcome], pending: [PendingDelivery]) {
         var outcomes: [SinkOutcome] = []
         outcomes.reserveCapacity(targets.count)
         var pending: [PendingDelivery] = []
@@ -188,24 +258,33 @@ public final class NotificationRouter: Sendable {
                     route: target.label, failoverFor: failoverLabel))
                 continue
             }
-            var outcome = SinkOutcome(sink: target.sinkName, kind: instance.declaration.kind, status: .delivered,
-                                      route: target.label, failoverFor: failoverLabel)
             let capabilities = instance.sink.capabilities
-            // One copy of the event per sink, changed in place (resolve and fitted each returned another).
+            // One copy of the event per sink (one retain: see ResolvedEvent), changed in place.
             var event = resolved
-            layer(&event, plan: plan, target: target, instance: instance)
-            fit(&event, to: capabilities, notes: &outcome.notes)
-            if let minimum = instance.declaration.minimumLevel, event.level < minimum {
-                outcome.status = .suppressed(.belowMinimumLevel(minimum))
+            var notes: [String] = []
+            layer(&event, explicit: explicit, target: target, instance: instance)
+            fit(&event, to: capabilities, notes: &notes)
+            // The outcome is made in the call that stores it: made as a `var` and then
+            // appended, it was copied twice.
+            if let minimum = instance.minimumLevel, event.level < minimum {
+                outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .suppressed(.belowMinimumLevel(minimum)),
+                                            route: target.label, failoverFor: failoverLabel, notes: notes))
+                continue
             }
-            outcomes.append(outcome)
-            if case .suppressed = outcome.status { continue }
+            outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .delivered,
+                                        route: target.label, failoverFor: failoverLabel, notes: notes))
+            let stateKey = RouterState.key(sink: target.sinkName, event.dedupKey)
+            let handleKey = event.replaceKey.map { RouterState.key(sink: target.sinkName, $0) }
             pending.append(PendingDelivery(
-                index: index, target: target, instance: instance, capabilities: capabilities, event: event,
-                stateKey: RouterState.key(sink: target.sinkName, event.dedupKey)))
+                index: index, target: target, instance: instance, capabilities: capabilities, stateKey: stateKey,
+                handleKey: handleKey, event: event))
         }
 
-        // Step 4: policy, decided against the remembered state in one transaction.
+        return (outcomes, pending)
+    }
+
+    /// Step 4: policy, decided against the remembered state in one transaction.
+    private func decideWave(_ pending: [PendingDelivery], _ outcomes: inout [SinkOutcome]) -> [PolicyDecision] {
         let now = clock.now()
         let maxEntries = configuration.state.maxEntries
         let inhibitRules = configuration.inhibitRules
@@ -215,10 +294,20 @@ public final class NotificationRouter: Sendable {
             (decisions, flushes) = try store.withState { state in
                 var flushes: [CountUpdateCoalescer.Flush] = []
                 let decisions = pending.map { item in
-                    var decision = PolicyDecision.decide(
-                        for: item.event, sink: item.target.sinkName, route: item.target.route, routeKey: item.target.label,
-                        inhibitRules: inhibitRules, capabilities: item.capabilities, now: now, state: &state,
-                        maxEntries: maxEntries, dedupStateKey: item.stateKey)
+                    var decision: PolicyDecision
+                    if inhibitRules.isEmpty && !item.target.holdsEvents && state.quiet.isEmpty {
+                        // Nothing to inhibit, hold or release: dedup and replace are the whole policy.
+                        decision = PolicyDecision.decideDedupAndReplace(
+                            for: item.event, sink: item.target.sinkName, window: item.target.dedupWindow,
+                            capabilities: item.capabilities, now: now, state: &state, maxEntries: maxEntries,
+                            dedupStateKey: item.stateKey, handleStateKey: item.handleKey,
+                            windowSeconds: item.target.dedupWindowSeconds)
+                    } else {
+                        decision = PolicyDecision.decide(
+                            for: item.event, sink: item.target.sinkName, route: item.target.route, routeKey: item.target.label,
+                            inhibitRules: inhibitRules, capabilities: item.capabilities, now: now, state: &state,
+                            maxEntries: maxEntries, dedupStateKey: item.stateKey, handleStateKey: item.handleKey)
+                    }
                     if item.capabilities.canReplace {
                         // Inside the transaction: a duplicate and its original's commit cannot pass each other.
                         if let flush = coalesce(&decision, item, now: now) { flushes.append(flush) }
@@ -234,34 +323,19 @@ public final class NotificationRouter: Sendable {
         }
         for flush in flushes { schedule(flush) }
 
-        // Step 5: deliver, each under its own deadline, all at once. Sinks that answer
-        // without blocking (``SinkCapabilities/deliversInline``) are called directly, one
-        // after the other: no child task, no deadline task and timer (see `attempt`).
-        var results = [(Result<SinkReceipt, SinkError>?, Duration)](repeating: (nil, .zero), count: targets.count)
-        var allInline = true
-        // By index, here and below: iterating `zip(pending, decisions)` copies every
-        // delivery (and its event) once per loop.
-        for position in pending.indices where decisions[position].sendsSomething && !pending[position].capabilities.deliversInline {
-            allInline = false
-        }
-        if allInline {
-            for position in pending.indices where decisions[position].sendsSomething {
-                let (index, result, duration) = await deliverOne(pending[position], decisions[position])
-                results[index] = (result, duration)
-            }
-        } else {
-            results = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { group in
-                for (item, decision) in zip(pending, decisions) where decision.sendsSomething {
-                    group.addTask { await self.deliverOne(item, decision) }
-                }
-                var collected = results
-                for await (index, result, duration) in group { collected[index] = (result, duration) }
-                return collected
-            }
-        }
+        return decisions
+    }
 
-        // What the state must remember: handles of what was shown; windows of failures undone.
+    /// What the state must remember (handles of what was shown; windows of failures
+    /// undone) and what the outcomes say, once the wave's deliveries have returned.
+    private func settleWave(
+        _ pending: [PendingDelivery], _ decisions: [PolicyDecision], _ results: [(Result<SinkReceipt, SinkError>?, Duration)],
+        _ outcomes: inout [SinkOutcome]
+    ) {
+        let inhibitRules = configuration.inhibitRules
+        let maxEntries = configuration.state.maxEntries
         var commits: [(item: Int, handle: SinkHandle?)] = []
+        commits.reserveCapacity(pending.count)
         var rollbacks: [String] = []
         var finishedUpdates: [String] = []
         for position in pending.indices {
@@ -311,7 +385,7 @@ public final class NotificationRouter: Sendable {
                 for commit in commits {
                     let item = pending[commit.item]
                     PolicyDecision.commit(event: item.event, sink: item.target.sinkName, handle: commit.handle, now: committed,
-                                          state: &state, dedupStateKey: item.stateKey)
+                                          state: &state, dedupStateKey: item.stateKey, handleStateKey: item.handleKey)
                 }
                 if inhibits, let first = commits.first {
                     PolicyDecision.recordInhibitor(pending[first.item].event, rules: inhibitRules, now: committed, state: &state)
@@ -321,7 +395,6 @@ public final class NotificationRouter: Sendable {
             }
         }
         if !countUpdates.isEmpty { settleCountUpdates(pending, decisions, results, finishedUpdates) }
-        return outcomes
     }
 
     /// "+37 more from backup": one notification for what a policy held back.
@@ -350,9 +423,13 @@ public final class NotificationRouter: Sendable {
         let event: ResolvedEvent
         /// The sink's name and the dedup key: the state's key, built once per delivery.
         let stateKey: String
+        /// The sink's name and the replace key, if any: the key of the handle map, built
+        /// once per delivery (the decision and the commit both read it).
+        let handleKey: String?
 
         init(index: Int, target: RoutingPlan.Target, instance: SinkInstance, capabilities: SinkCapabilities,
-             event: ResolvedEvent, stateKey: String) {
+             stateKey: String, handleKey: String?, event: consuming ResolvedEvent) {
+            self.handleKey = handleKey
             self.index = index
             self.target = target
             self.instance = instance

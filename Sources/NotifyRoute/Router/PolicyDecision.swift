@@ -31,7 +31,8 @@ struct PolicyDecision: Sendable {
     /// Everything step 4 looks at, in order: inhibition, quiet hours, dedup, rate limit, replace.
     static func decide(
         for event: ResolvedEvent, sink: String, route: Route?, routeKey: String, inhibitRules: [InhibitRule],
-        capabilities: SinkCapabilities, now: Date, state: inout RouterState, maxEntries: Int, dedupStateKey: String? = nil
+        capabilities: SinkCapabilities, now: Date, state: inout RouterState, maxEntries: Int, dedupStateKey: String? = nil,
+        handleStateKey: String? = nil
     ) -> PolicyDecision {
         if !inhibitRules.isEmpty,
            let inhibitor = activeInhibitor(for: MatchSubject(event), event: event, rules: inhibitRules, now: now, state: &state) {
@@ -47,7 +48,8 @@ struct PolicyDecision: Sendable {
                                   createdWindow: false)
         }
         var decision = decideDedupAndReplace(for: event, sink: sink, window: route?.dedupWindow, capabilities: capabilities,
-                                             now: now, state: &state, maxEntries: maxEntries, dedupStateKey: dedupStateKey)
+                                             now: now, state: &state, maxEntries: maxEntries, dedupStateKey: dedupStateKey,
+                                             handleStateKey: handleStateKey)
         guard decision.suppressed == nil else { return decision }
         if let rate = route?.rateLimit {
             var record = state.rates[policyKey] ?? RouterState.HeldRecord(periodStart: now)
@@ -117,18 +119,23 @@ struct PolicyDecision: Sendable {
         return nil
     }
 
+    /// Dedup and replace alone: all that ``decide(for:sink:route:routeKey:inhibitRules:capabilities:now:state:maxEntries:dedupStateKey:handleStateKey:)``
+    /// does for a route without quiet hours or a rate limit, when no inhibit rule is
+    /// configured and nothing is held from quiet hours. `dedupStateKey` and
+    /// `handleStateKey` are the state's keys for the event's dedup and replace keys on
+    /// this sink, when the caller has built them.
     static func decideDedupAndReplace(
         for event: ResolvedEvent, sink: String, window: Duration?, capabilities: SinkCapabilities, now: Date,
-        state: inout RouterState, maxEntries: Int, dedupStateKey: String? = nil
+        state: inout RouterState, maxEntries: Int, dedupStateKey: String? = nil, handleStateKey: String? = nil,
+        windowSeconds: Double? = nil
     ) -> PolicyDecision {
         var count = 1
         var createdWindow = false
         if let window {
             let key = dedupStateKey ?? RouterState.key(sink: sink, event.dedupKey)
-            if var record = state.dedup[key], now.timeIntervalSince(record.firstSeen) < window.seconds {
-                record.count += 1
-                record.lastSeen = now
-                state.storeDedup(record, forKey: key)
+            state.reserveDedupCapacity(maxEntries: maxEntries)
+            let (record, isDuplicate) = state.recordDedup(forKey: key, now: now, window: windowSeconds ?? window.seconds)
+            if isDuplicate {
                 if capabilities.canReplace, let handle = record.handle {
                     return PolicyDecision(
                         intent: .updateDuplicateCount(handle, count: record.count), count: record.count,
@@ -138,15 +145,13 @@ struct PolicyDecision: Sendable {
                                       suppressed: .duplicate(count: record.count, window: window, updatedInPlace: false),
                                       createdWindow: false)
             }
-            state.storeDedup(RouterState.DedupRecord(
-                firstSeen: now, lastSeen: now, count: 1, handle: nil, expires: now.addingTimeInterval(window.seconds)), forKey: key)
             createdWindow = true
             count = 1
             // Windows that have closed go first; then, if still over the bound, the oldest.
             if state.dedup.count > maxEntries { state.evict(maxEntries: maxEntries, now: now) }
         }
         if capabilities.canReplace, let replaceKey = event.replaceKey,
-           let record = state.handles[RouterState.key(sink: sink, replaceKey)] {
+           let record = state.handles[handleStateKey ?? RouterState.key(sink: sink, replaceKey)] {
             return PolicyDecision(intent: .replace(record.handle), count: count, suppressed: nil, createdWindow: createdWindow)
         }
         return PolicyDecision(intent: .show, count: count, suppressed: nil, createdWindow: createdWindow)
@@ -154,11 +159,13 @@ struct PolicyDecision: Sendable {
 
     /// After a successful delivery: remember the handle for the replace key and the dedup window.
     static func commit(
-        event: ResolvedEvent, sink: String, handle: SinkHandle?, now: Date, state: inout RouterState, dedupStateKey: String? = nil
+        event: ResolvedEvent, sink: String, handle: SinkHandle?, now: Date, state: inout RouterState, dedupStateKey: String? = nil,
+        handleStateKey: String? = nil
     ) {
         guard let handle else { return }
         if let replaceKey = event.replaceKey {
-            state.storeHandle(RouterState.HandleRecord(handle: handle, lastUsed: now), forKey: RouterState.key(sink: sink, replaceKey))
+            state.storeHandle(RouterState.HandleRecord(handle: handle, lastUsed: now),
+                              forKey: handleStateKey ?? RouterState.key(sink: sink, replaceKey))
         }
         // One lookup: `dedup[key]?.handle = handle` changes nothing when the key is absent.
         state.dedup[dedupStateKey ?? RouterState.key(sink: sink, event.dedupKey)]?.handle = handle

@@ -12,12 +12,33 @@ struct RoutingPlan: Sendable {
         let route: Route?
         /// The sink's instance, when the router knows the name.
         let instance: NotificationRouter.SinkInstance?
+        /// What a delivery reads of the route, taken out once: reaching a field as
+        /// `target.route?.field` copied the whole route (a score of reference-counted
+        /// fields) each time, a dozen times per event.
+        let dedupWindow: Duration?
+        /// ``dedupWindow`` in seconds, converted once.
+        let dedupWindowSeconds: Double?
+        let failover: [String]
+        /// The route's layer of the cascade.
+        let timeout: NotificationTimeout?, app: String?, icon: String?, category: String?
+        /// Quiet hours or a rate limit: the policies that hold events back, decided by
+        /// ``PolicyDecision/decide(for:sink:route:routeKey:inhibitRules:capabilities:now:state:maxEntries:dedupStateKey:handleStateKey:)``
+        /// in full; without them dedup and replace are all there is.
+        let holdsEvents: Bool
 
         init(sinkName: String, label: String, route: Route?, instance: NotificationRouter.SinkInstance? = nil) {
             self.sinkName = sinkName
             self.label = label
             self.route = route
             self.instance = instance
+            dedupWindow = route?.dedupWindow
+            dedupWindowSeconds = route?.dedupWindow?.seconds
+            failover = route?.failover ?? []
+            timeout = route?.effects.timeout
+            app = route?.effects.app
+            icon = route?.effects.icon
+            category = route?.effects.category
+            holdsEvents = route?.quietHours != nil || route?.rateLimit != nil
         }
     }
 
@@ -25,12 +46,60 @@ struct RoutingPlan: Sendable {
     /// a rule or a route (and their matchers' arrays of globs) for every event.
     final class Matcher: Sendable {
         let matcher: EventMatcher
-        init(_ matcher: EventMatcher) { self.matcher = matcher }
+        /// The first bytes a source (an app) must start with for the matcher to have a
+        /// chance, when every glob of the condition is an exact or prefix literal starting
+        /// with ASCII: a 128-bit set. Most routes of a config are told apart by such a
+        /// condition, and most events fail it on their first byte.
+        let sourceLeads: LeadSet?, appLeads: LeadSet?
+
+        init(_ matcher: EventMatcher) {
+            self.matcher = matcher
+            sourceLeads = matcher.source.flatMap(LeadSet.init)
+            appLeads = matcher.app.flatMap(LeadSet.init)
+        }
 
         /// Matches in a method of the class, which borrows the matcher: reached from the
         /// plan as `matchers[index].matcher.matches(_:)`, it was copied (its globs, tags,
-        /// a retain each) for every route of every event.
-        func matches(_ subject: MatchSubject) -> Bool { matcher.matches(subject) }
+        /// a retain each) for every route of every event. The lead sets turn most
+        /// mismatches away before any glob runs.
+        func matches(_ subject: MatchSubject, leads: SubjectLeads) -> Bool {
+            if let sourceLeads, !sourceLeads.admits(leads.source) { return false }
+            if let appLeads, !appLeads.admits(leads.app) { return false }
+            return matcher.matches(subject)
+        }
+
+        func matches(_ subject: MatchSubject) -> Bool { matches(subject, leads: SubjectLeads(subject)) }
+    }
+
+    /// The first UTF-8 byte of a subject's source and app (nil: none, or empty).
+    struct SubjectLeads {
+        var source: UInt8?, app: UInt8?
+        init(_ subject: MatchSubject) {
+            source = subject.source?.utf8.first
+            app = subject.app?.utf8.first
+        }
+    }
+
+    /// ASCII first bytes that a glob list can match; see ``Matcher/sourceLeads``.
+    struct LeadSet: Sendable {
+        var low: UInt64 = 0, high: UInt64 = 0
+
+        /// Nil when some glob does not start with a literal ASCII character (`*x`, `[ab]*`, ``).
+        init?(_ globs: [Glob]) {
+            for glob in globs {
+                guard let lead = glob.leadingASCII else { return nil }
+                if lead < 64 { low |= 1 << UInt64(lead) } else { high |= 1 << UInt64(lead - 64) }
+            }
+        }
+
+        /// False only when no glob can match a text starting with `lead`: no text (an
+        /// empty one matches none of these literals), or an ASCII byte none starts with.
+        /// A non-ASCII first byte is left to the globs (canonical equivalents).
+        func admits(_ lead: UInt8?) -> Bool {
+            guard let lead else { return false }
+            if lead >= 0x80 { return true }
+            return (lead < 64 ? low >> UInt64(lead) : high >> UInt64(lead - 64)) & 1 == 1
+        }
     }
 
     /// What a router computes once from its config for ``NotificationRouter/plan(_:only:tracing:)``.
@@ -40,6 +109,25 @@ struct RoutingPlan: Sendable {
         var routeContinues: [Bool]
         var ruleLabels: [String]
         var routeLabels: [String]
+        /// `[label]` per rule and per route: what an event that matched one of them alone
+        /// reports, shared instead of an array allocated per event.
+        var ruleLabelLists: [[String]]
+        var routeLabelLists: [[String]]
+        /// Per rule, its effects behind a reference (read without copying the rule).
+        var ruleEffects: [Effects]
+        /// Per route, its targets without repeats: what the plan takes whole when the
+        /// route is the first to match (most events), instead of appending one by one.
+        var routeDistinctTargets: [[Target]]
+        /// For each first byte of a source (see ``slot(_:)``), the routes whose source
+        /// condition it does not rule out (``LeadSet``), in order: the plan tries only
+        /// these, not every route of the config.
+        var routeCandidates: [[Int]]
+
+        /// 0-127: an ASCII first byte; 128: a non-ASCII one; 129: no source, or an empty one.
+        static func slot(_ lead: UInt8?) -> Int {
+            guard let lead else { return 129 }
+            return lead < 0x80 ? Int(lead) : 128
+        }
         /// Per route, one target per sink it names.
         var routeTargets: [[Target]]
         var fallbackTargets: [Target]
@@ -54,7 +142,32 @@ struct RoutingPlan: Sendable {
                 route.sinks.map { Target(sinkName: $0, label: label, route: route, instance: instances[$0]) }
             }
             fallbackTargets = config.fallback.map { Target(sinkName: $0, label: "fallback", route: nil, instance: instances[$0]) }
+            ruleLabelLists = ruleLabels.map { [$0] }
+            routeLabelLists = routeLabels.map { [$0] }
+            ruleEffects = config.rules.map { Effects($0.effects) }
+            let matchers = routeMatchers
+            routeCandidates = (0..<130).map { slot in
+                matchers.indices.filter { index in
+                    guard let leads = matchers[index].sourceLeads else { return true }
+                    switch slot {
+                    case 0..<128: return leads.admits(UInt8(slot))
+                    case 128: return true  // non-ASCII: left to the globs
+                    default: return false  // no source: no literal glob matches
+                    }
+                }
+            }
+            routeDistinctTargets = routeTargets.map { targets in
+                var distinct: [Target] = []
+                for target in targets where !distinct.contains(where: { $0.sinkName == target.sinkName }) { distinct.append(target) }
+                return distinct
+            }
         }
+    }
+
+    /// A rule's effects behind a reference: the plan applies them without copying the rule.
+    final class Effects: Sendable {
+        let effects: EventEffects
+        init(_ effects: EventEffects) { self.effects = effects }
     }
 
     struct Trace: Sendable {
@@ -65,6 +178,15 @@ struct RoutingPlan: Sendable {
     }
 
     var explicit: NotificationEvent
+    /// Which of the values that route and sink layers set the event itself set: all a
+    /// wave needs of ``explicit``.
+    struct ExplicitLayer: Sendable {
+        var timeout, app, icon, category: Bool
+    }
+    var explicitLayer: ExplicitLayer {
+        ExplicitLayer(timeout: explicit.timeout != nil, app: explicit.app != nil, icon: explicit.icon != nil,
+                      category: explicit.category != nil)
+    }
     /// What the matching rules set, later rules over earlier ones.
     var ruleLayer = EventEffects()
     var subject: MatchSubject
@@ -79,11 +201,14 @@ struct RoutingPlan: Sendable {
 }
 
 extension NotificationRouter {
-    func plan(_ event: NotificationEvent, only sinkNames: [String]? = nil, tracing: Bool = false) -> RoutingPlan {
-        var plan = RoutingPlan(explicit: event, subject: subject(event, ruleLayer: EventEffects()))
+    /// `consuming`: the plan keeps the event as its explicit layer, moved in, not copied.
+    func plan(_ event: consuming NotificationEvent, only sinkNames: [String]? = nil, tracing: Bool = false) -> RoutingPlan {
+        let subject = subject(event, ruleLayer: EventEffects())
+        var plan = RoutingPlan(explicit: event, subject: subject)
 
         // Rules: every match applies, in file order, each seeing what the earlier ones left.
         // Loops by index over the tables: no rule or route is copied unless it matched.
+        var leads = RoutingPlan.SubjectLeads(plan.subject)
         for index in tables.ruleMatchers.indices {
             let label = tables.ruleLabels[index]
             let matched: Bool
@@ -93,14 +218,15 @@ extension NotificationRouter {
                 matched = verdict.matched
                 plan.ruleTraces.append(.init(label: label, matched: matched, reasons: verdict.reasons, detail: Self.describe(rule.effects)))
             } else {
-                matched = tables.ruleMatchers[index].matches(plan.subject)
+                matched = tables.ruleMatchers[index].matches(plan.subject, leads: leads)
             }
             guard matched else { continue }
-            let rule = configuration.rules[index]
-            plan.matchedRules.append(label)
-            plan.ruleLayer.apply(rule.effects)
-            plan.subject = subject(event, ruleLayer: plan.ruleLayer)
-            if rule.effects.drop {
+            let effects = tables.ruleEffects[index]
+            if plan.matchedRules.isEmpty { plan.matchedRules = tables.ruleLabelLists[index] } else { plan.matchedRules.append(label) }
+            plan.ruleLayer.apply(effects.effects)
+            plan.subject = self.subject(plan.explicit, ruleLayer: plan.ruleLayer)
+            leads = RoutingPlan.SubjectLeads(plan.subject)
+            if effects.effects.drop {
                 plan.droppedBy = label
                 return plan
             }
@@ -112,16 +238,19 @@ extension NotificationRouter {
             return plan
         }
 
-        // Routes: first match wins unless it says `continue`.
+        // Routes: first match wins unless it says `continue`. Without tracing, only the
+        // routes that the source's first byte leaves in the running are tried (in order).
+        let candidates = tracing ? Array(tables.routeMatchers.indices) : tables.routeCandidates[RoutingPlan.Tables.slot(leads.source)]
         var stopped = false
-        for index in tables.routeMatchers.indices {
-            let label = tables.routeLabels[index]
+        for index in candidates {
             if stopped {
-                if tracing { plan.routeTraces.append(.init(label: label, matched: false, reasons: ["not tried: an earlier route matched without `continue`"], detail: "")) }
+                guard tracing else { break }
+                plan.routeTraces.append(.init(label: tables.routeLabels[index], matched: false, reasons: ["not tried: an earlier route matched without `continue`"], detail: ""))
                 continue
             }
             let matched: Bool
             if tracing {
+                let label = tables.routeLabels[index]
                 let route = configuration.routes[index]
                 let verdict = route.matcher.explain(plan.subject)
                 matched = verdict.matched
@@ -130,12 +259,21 @@ extension NotificationRouter {
                     detail: "to \(route.sinks.joined(separator: ", "))" + (route.continues ? ", continue" : "")
                         + (route.failover.isEmpty ? "" : ", failover \(route.failover.joined(separator: ", "))")))
             } else {
-                matched = tables.routeMatchers[index].matches(plan.subject)
+                matched = tables.routeMatchers[index].matches(plan.subject, leads: leads)
             }
             guard matched else { continue }
-            plan.matchedRoutes.append(label)
-            for target in tables.routeTargets[index] where !plan.targets.contains(where: { $0.sinkName == target.sinkName }) {
-                plan.targets.append(target)
+            // The label is read only for a route that matched: one retain less per route tried.
+            if plan.matchedRoutes.isEmpty {
+                plan.matchedRoutes = tables.routeLabelLists[index]
+            } else {
+                plan.matchedRoutes.append(tables.routeLabels[index])
+            }
+            if plan.targets.isEmpty {
+                plan.targets = tables.routeDistinctTargets[index]
+            } else {
+                for target in tables.routeTargets[index] where !plan.targets.contains(where: { $0.sinkName == target.sinkName }) {
+                    plan.targets.append(target)
+                }
             }
             if !tables.routeContinues[index] { stopped = true }
         }
@@ -161,7 +299,7 @@ extension NotificationRouter {
             title: event.title,
             body: event.body,
             category: event.category ?? ruleLayer.category ?? defaults.category,
-            tags: event.tags.union(ruleLayer.tags))
+            tags: ruleLayer.tags.isEmpty ? event.tags : event.tags.union(ruleLayer.tags))
     }
 
     /// The cascade: built-in → config defaults → per level → rules → route → sink → explicit.
@@ -190,6 +328,8 @@ extension NotificationRouter {
             messageID: explicit.messageID ?? rules.messageID,
             callSite: explicit.callSite,
             style: style)
+        // Without a route or a sink there is nothing to lay over it (what `send` asks for).
+        guard route != nil || declaration != nil else { return event }
         return resolve(event, plan: plan, route: route, declaration: declaration)
     }
 
@@ -216,12 +356,11 @@ extension NotificationRouter {
     /// copied once per sink and changed there, not copied again on return; the route and
     /// the declaration are read through the target and the instance that hold them, field
     /// by field (passed as values, each was copied whole per delivery).
-    func layer(_ event: inout ResolvedEvent, plan: RoutingPlan, target: RoutingPlan.Target, instance: SinkInstance) {
-        let explicit = plan.explicit
-        let timeout = explicit.timeout == nil ? instance.declaration.timeout ?? target.route?.effects.timeout : nil
-        let app = explicit.app == nil ? instance.declaration.app ?? target.route?.effects.app : nil
-        let icon = explicit.icon == nil ? instance.declaration.icon ?? target.route?.effects.icon : nil
-        let category = explicit.category == nil ? target.route?.effects.category : nil
+    func layer(_ event: inout ResolvedEvent, explicit: RoutingPlan.ExplicitLayer, target: RoutingPlan.Target, instance: SinkInstance) {
+        let timeout = explicit.timeout ? nil : instance.timeout ?? target.timeout
+        let app = explicit.app ? nil : instance.app ?? target.app
+        let icon = explicit.icon ? nil : instance.icon ?? target.icon
+        let category = explicit.category ? nil : target.category
         if let timeout { event.timeout = timeout }
         if let app { event.app = app }
         if let icon { event.icon = icon }
@@ -259,11 +398,11 @@ extension EventEffects {
         source = other.source ?? source
         icon = other.icon ?? icon
         category = other.category ?? category
-        tags.formUnion(other.tags)
+        if !other.tags.isEmpty { tags.formUnion(other.tags) }
         dedupKey = other.dedupKey ?? dedupKey
         replaceKey = other.replaceKey ?? replaceKey
         messageID = other.messageID ?? messageID
-        fields.merge(other.fields) { _, new in new }
+        if !other.fields.isEmpty { fields.merge(other.fields) { _, new in new } }
         drop = drop || other.drop
     }
 }

@@ -20,6 +20,11 @@ public struct Glob: Hashable, Sendable, CustomStringConvertible {
     }
 
     private let shape: Shape
+    /// The first byte of an exact or prefix literal that starts with an ASCII character:
+    /// a text whose first byte is another ASCII byte cannot match (its first character
+    /// starts with that byte, under any canonical equivalence), decided without touching
+    /// the literal. Most routes fail on their first character.
+    let leadingASCII: UInt8?
 
     public struct SyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
         public var pattern: String
@@ -30,19 +35,60 @@ public struct Glob: Hashable, Sendable, CustomStringConvertible {
         self.pattern = pattern
         let tokens = try Glob.tokenize(pattern)
         self.shape = Glob.shape(of: tokens, pattern: pattern)
+        switch shape {
+        case .exact(let literal), .prefix(let literal):
+            leadingASCII = literal.utf8.first.flatMap { $0 < 0x80 ? $0 : nil }
+        default:
+            leadingASCII = nil
+        }
     }
 
     public var description: String { pattern }
 
     public func matches(_ text: String) -> Bool {
+        if let leadingASCII {
+            guard let first = text.utf8.first else { return false }  // an empty text, a non-empty literal
+            if first != leadingASCII && first < 0x80 { return false }
+        }
         switch shape {
         case .exact(let literal): return text == literal
-        case .prefix(let literal): return text.hasPrefix(literal)
+        case .prefix(let literal): return Glob.hasPrefix(text, literal)
         case .suffix(let literal): return text.hasSuffix(literal)
         case .contains(let literal): return text.contains(literal)
         case .anything: return true
         case .general(let tokens): return Glob.match(tokens[...], Array(text)[...])
         }
+    }
+
+    /// `text.hasPrefix(literal)`, decided on bytes when that gives the same answer:
+    /// every config's prefixes are ASCII, and so are most sources and apps. A mismatch
+    /// on an ASCII byte of the text settles it (no non-ASCII sequence is involved); a
+    /// full match settles it when the text goes on with an ASCII byte (a grapheme
+    /// boundary, unless the literal ends in CR and the text goes on with LF). Anything
+    /// else (a non-ASCII byte where it matters) takes String's own comparison, which
+    /// honours canonical equivalence (U+212A KELVIN SIGN equals "K").
+    static func hasPrefix(_ text: String, _ literal: String) -> Bool {
+        let answer: Bool?? = literal.utf8.withContiguousStorageIfAvailable { prefix in
+            text.utf8.withContiguousStorageIfAvailable { bytes in asciiPrefix(bytes, prefix) } ?? nil
+        }
+        if case .some(.some(let answer)) = answer { return answer }
+        return text.hasPrefix(literal)
+    }
+
+    /// The byte decision of ``hasPrefix(_:_:)``; nil when it cannot be made on bytes.
+    @inline(__always)
+    private static func asciiPrefix(_ bytes: UnsafeBufferPointer<UInt8>, _ prefix: UnsafeBufferPointer<UInt8>) -> Bool? {
+        guard let last = prefix.last, last < 0x80, last != 0x0D else { return nil }
+        var index = 0
+        while index < prefix.count {
+            guard index < bytes.count else { return false }
+            let byte = bytes[index], expected = prefix[index]
+            if byte != expected { return byte < 0x80 && expected < 0x80 ? false : nil }
+            if byte >= 0x80 { return nil }
+            index += 1
+        }
+        guard index < bytes.count else { return true }
+        return bytes[index] < 0x80 ? true : nil
     }
 
     private static func tokenize(_ pattern: String) throws(SyntaxError) -> [Token] {
