@@ -69,25 +69,14 @@ public struct ConfigSource: Sendable, Hashable {
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { throw failure(EISDIR) }
-        // A buffer of the file's size (not of the limit: zeroing 1 MiB costs more than the
-        // parse), grown if the file grows; one byte past the limit tells a file at the limit
-        // from a larger one.
-        var bytes = [UInt8](repeating: 0, count: min(max(Int(info.st_size), 4096), maximumSize) + 1)
-        var count = 0
-        while count <= maximumSize {
-            if count == bytes.count { bytes += repeatElement(0, count: min(bytes.count, maximumSize + 1 - bytes.count)) }
-            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-            if got == 0 { break }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw failure(errno)
-            }
-            count += got
+        let bytes: [UInt8]
+        switch FileContents.read(fd, limit: maximumSize, expectedSize: Int(info.st_size)) {
+        case .success(let read): bytes = read
+        case .failure(let failed): throw failure(failed.errno)
         }
-        guard count <= maximumSize else {
+        guard bytes.count <= maximumSize else {
             throw ConfigError("the config file is larger than \(maximumSize / 1024) KiB; refusing to parse it", at: start)
         }
-        bytes.removeSubrange(count...)
         return ConfigSource(origin: path, text: try decode(bytes, file: path))
     }
 

@@ -99,17 +99,7 @@ public final class FileStateStore: RouterStateStore {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if count == 0 { return Data(bytes) }
-            bytes += chunk[..<count]
-        }
+        return (try? FileContents.read(fd).get()).map { Data($0) }
     }
 
     static func errorText() -> String { String(cString: strerror(errno)) }

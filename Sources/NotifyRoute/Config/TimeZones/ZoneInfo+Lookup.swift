@@ -136,16 +136,10 @@ extension ZoneInfo {
         // The largest tzdata file is a few kilobytes.
         let limit = 1 << 20
         guard info.st_size <= limit else { throw ZoneInfoError(name: name, reason: .malformed(path: path, detail: "larger than 1 MiB")) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while bytes.count <= limit {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw ZoneInfoError(name: name, reason: .unreadable(path: path, errno: errno))
-            }
-            if count == 0 { break }
-            bytes += chunk[0..<count]
+        let bytes: [UInt8]
+        switch FileContents.read(fd, limit: limit, expectedSize: Int(info.st_size)) {
+        case .success(let read): bytes = read
+        case .failure(let failed): throw ZoneInfoError(name: name, reason: .unreadable(path: path, errno: failed.errno))
         }
         guard bytes.count <= limit else { throw ZoneInfoError(name: name, reason: .malformed(path: path, detail: "larger than 1 MiB")) }
         return try ZoneInfo(name: name, tzif: bytes, path: path)

@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Reading an open file to its end: the loop the config, the state file and tzdata share.
+public enum FileContents {
+    /// A `read` failed; `errno` says why.
+    public struct ReadFailure: Error, Sendable {
+        public var errno: Int32
+    }
+
+    /// The bytes from `fd`'s offset to its end, read straight into one buffer sized from
+    /// `expectedSize` (a `stat` size; `/proc` files say 0 and are read all the same) and
+    /// grown as needed. Reads interrupted by a signal are retried. Reading stops once more
+    /// than `limit` bytes are in, so a result longer than `limit` means a larger file.
+    public static func read(_ fd: Int32, limit: Int = Int.max / 2, expectedSize: Int = 0) -> Result<[UInt8], ReadFailure> {
+        // Not a buffer of the limit: zeroing 1 MiB costs more than parsing a config.
+        var bytes = [UInt8](repeating: 0, count: min(max(expectedSize, 4096), limit) + 1)
+        var count = 0
+        while count <= limit {
+            if count == bytes.count { bytes += repeatElement(0, count: min(bytes.count, limit + 1 - bytes.count)) }
+            let got = bytes.withUnsafeMutableBytes { buffer in
+                #if canImport(Glibc)
+                Glibc.read(fd, buffer.baseAddress! + count, buffer.count - count)
+                #else
+                Musl.read(fd, buffer.baseAddress! + count, buffer.count - count)
+                #endif
+            }
+            if got == 0 { break }
+            if got < 0 {
+                if errno == EINTR { continue }
+                return .failure(ReadFailure(errno: errno))
+            }
+            count += got
+        }
+        bytes.removeSubrange(count...)
+        return .success(bytes)
+    }
+}
