@@ -79,6 +79,8 @@ let package = Package(
                 "NotifyRouteExec",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            // The release build's function order for lld (README, "Release build"), not a source.
+            exclude: ["startup.order"],
             resources: [.embedInCode("Resources/notify-route.yaml")]
         ),
 

@@ -24,20 +24,17 @@ if [ "${BENCH_STAGE:-}" != inner ]; then
       echo "run.sh: apprise could not be installed (see /tmp/notify-route-bench-apprise.log); its row is left out" >&2
   fi
   if [ "$MODE" = full ] || [ "${BENCH_RELEASE:-}" = 1 ]; then
-    # The release options of the README's install (its "Release build" says why each):
-    # a static Swift standard library, generic metadata reached through accessors rather
-    # than mangled names, lld with packed relative relocations, and libstdc++ linked
-    # statically from a folder that holds only libstdc++.a.
-    mkdir -p .build-static && ln -sf "$(gcc -print-file-name=libstdc++.a)" .build-static/
-    BUILD=(swift build -c release --static-swift-stdlib
-      -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
-      -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker -L"$ROOT/.build-static"
+    # The release options of the README's install (its "Release build" says why each).
+    source Tests/Benchmarks/release-flags.sh
+    BUILD=(swift build "${RELEASE_FLAGS[@]}"
       --scratch-path .build-bench-release)
   else
     # CI: on top of the debug build .ci/run has just made (a cold release build takes
     # over 4 minutes on 2 cores). The numbers only show that everything still runs.
     BUILD=(swift build)
   fi
+  # Relinked every time: the build does not see a change of startup.order, which only the link reads.
+  rm -f "$("${BUILD[@]}" --show-bin-path)/notify-route"
   "${BUILD[@]}" --product notify-route >/tmp/notify-route-bench-build.log 2>&1 ||
     { tail -30 /tmp/notify-route-bench-build.log; exit 1; }
   "${BUILD[@]}" --product notify-route-bench >>/tmp/notify-route-bench-build.log 2>&1 ||
@@ -130,7 +127,9 @@ gdbus call --session --dest org.freedesktop.Notifications --object-path /org/fre
   echo "RESULT storm-dbus notify_calls=$calls last_summary=${last:-none}"
   # What every command maps at start-up: the binary's own size and the shared objects it needs.
   echo "RESULT binary size_mb=$(( $(stat -c %s "$NR") / 1048576 )) needed=$(readelf -d "$NR" | grep -c NEEDED)" \
-    "loaded_at_version=$(LD_TRACE_LOADED_OBJECTS=1 "$NR" | grep -c '=>\|ld-linux')"
+    "loaded_at_version=$(LD_TRACE_LOADED_OBJECTS=1 "$NR" | grep -c '=>\|ld-linux')" \
+    "ordered_found=$(comm -12 <(sort -u Sources/notify-route/startup.order) <(nm --defined-only "$NR" | awk '{print $NF}' | sort -u) | wc -l)" \
+    "ordered=$(wc -l <Sources/notify-route/startup.order)"
 } | tee "$WORK/results.txt"
 
 # ---- the table ----
@@ -183,7 +182,8 @@ if m:
     print(f"| memory, distinct dedup keys, max_entries 10000 | {marks}; peak {m['peak_rss_mb']} MB ({int(m['events_per_s']):,} events/s) | | | bounded |")
 bi = res.get("binary", {})
 if bi:
-    print(f"| binary | {bi['size_mb']} MB, {bi['needed']} shared objects needed, {bi['loaded_at_version']} loaded by --version | | | |")
+    print(f"| binary | {bi['size_mb']} MB, {bi['needed']} shared objects needed, {bi['loaded_at_version']} loaded by --version, "
+          f"{bi['ordered_found']} of the {bi['ordered']} functions of startup.order found | | | |")
 b = hf("breakdown")
 if len(b) == 6:
     names = ["`true` (spawn floor)", "C: libsystemd + one sd_journal_sendv", "a static Swift program printing one line (the floor of any Swift command)",
