@@ -100,6 +100,13 @@ public final class DesktopSink: NotificationSink {
     /// Replace, close and interactions always; actions and markup as the daemon says,
     /// once it has been probed. Reading this starts the probe in the background; until
     /// it answers, actions are let through and ``deliver(_:)`` drops them itself.
+    ///
+    /// `deliversInline`: ``deliver(_:)`` keeps the delivery's deadline itself. Every call
+    /// that may block (libnotify, D-Bus) runs on the plugin's GLib thread, and the caller
+    /// waits for it only until the deadline (``DeadlineTimer``). So the router calls it
+    /// directly, without a task in the cooperative pool and a Dispatch timer: a `send`
+    /// to the desktop starts 4 threads (the GLib thread, GLib's `gmain` and `gdbus`,
+    /// the deadline timer) where it started 7.
     public var capabilities: SinkCapabilities {
         probe.startIfNeeded()
         let server = probe.cachedServer
@@ -107,7 +114,7 @@ public final class DesktopSink: NotificationSink {
             canReplace: true, canClose: true,
             supportsActions: server.map { $0.capabilities.contains("actions") } ?? true,
             supportsMarkup: server.map { $0.capabilities.contains("body-markup") } ?? false,
-            reportsInteractions: true)
+            reportsInteractions: true, deliversInline: true)
     }
 
     /// Available when a daemon answers on the session bus; the reason otherwise.
@@ -118,23 +125,28 @@ public final class DesktopSink: NotificationSink {
         }
     }
 
+    /// Shows, replaces or updates the notification, and answers by `delivery.deadline`
+    /// whatever the daemon does (see ``capabilities``).
     public func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
+        let started = ContinuousClock.now
         try refuseWhileStuck()
-        let server = try await probe.server(freshWithin: Self.recheckAfter).get()
+        let server = try await probe.server(freshWithin: Self.recheckAfter, by: delivery.deadline).get()
         let (request, notes) = DesktopNotificationRequest.make(
             for: delivery, serverCapabilities: server.capabilities, configuredHints: configuration.hints)
         let hub = hub
         // An answer stored by another process is trusted until this Notify: should the
         // daemon have hung since, forget it within the probe timeout, even if libnotify
-        // blocks and the router's deadline ends the process first.
-        let watchdog = probe.isUnconfirmed ? Task { [probe] in
-            try await Task.sleep(for: probe.timeout)
-            probe.forget()
-        } : nil
-        defer { watchdog?.cancel() }
+        // blocks and the process ends at the deadline first.
+        let watchdog = probe.isUnconfirmed ? DeadlineTimer.shared.schedule(at: .now + probe.timeout) { [probe] in probe.forget() } : nil
+        defer { watchdog.map(DeadlineTimer.shared.cancel) }
+        // The router's words for a sink that does not answer in time.
+        let allowed = DurationParser.format(.milliseconds(((delivery.deadline - started) / .milliseconds(1)).rounded()))
         let id: UInt32
         do throws(SinkError) {
-            id = try await GLibLoopThread.start().perform { () throws(SinkError) -> UInt32 in
+            id = try await GLibLoopThread.start().perform(
+                until: delivery.deadline,
+                orElse: SinkError(.timedOut, "no answer within \(allowed) (the sink's deadline)", isRetryable: true)
+            ) { () throws(SinkError) -> UInt32 in
                 try LibNotifyPresenter.show(request, hub: hub)
             }
         } catch {

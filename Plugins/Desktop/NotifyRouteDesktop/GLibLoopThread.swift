@@ -17,7 +17,8 @@ import Synchronization
 /// when nobody awaits anything.
 ///
 /// Nothing happens until a desktop sink first needs the daemon: then ``start()``
-/// loads libnotify (`dlopen`) and starts the thread, once per process.
+/// loads libnotify (`dlopen`) and starts the thread, once per process; or a thread
+/// made to load libnotify becomes the GLib thread itself (``startHere(with:)``).
 final class GLibLoopThread: Sendable {
     private static let instance: Result<GLibLoopThread, SinkError> = {
         if let failure = nr_libnotify_load() {
@@ -30,7 +31,30 @@ final class GLibLoopThread: Sendable {
     ///
     /// - Throws: `unavailable`, with the loader's reason, when libnotify cannot be loaded.
     static func start() throws(SinkError) -> GLibLoopThread {
-        try instance.get()
+        let thread = try instance.get()
+        if !thread.loopClaimed.load(ordering: .acquiring) && thread.claimLoop() {
+            var handle = pthread_t()
+            let started = pthread_create(&handle, nil, { argument in
+                GLibLoopThread.runLoop(OpaquePointer(argument))
+                return nil
+            }, UnsafeMutableRawPointer(thread.context.pointer))
+            precondition(started == 0, "cannot start the GLib thread: \(String(cString: strerror(started)))")
+            pthread_detach(handle)
+        }
+        return thread
+    }
+
+    /// Loads libnotify, queues `job`, and makes the calling thread the GLib thread: it
+    /// runs the loop for the life of the process, unless another thread already does, in
+    /// which case it returns once `job` is queued. For a thread started to load libnotify
+    /// in the background (``ServerProbeCache/startIfNeeded()``): one thread where that
+    /// thread and then the GLib thread were two.
+    ///
+    /// - Throws: `unavailable`, with the loader's reason, when libnotify cannot be loaded.
+    static func startHere(with job: @escaping @Sendable () -> Void) throws(SinkError) {
+        let thread = try instance.get()
+        thread.submit(job)
+        if thread.claimLoop() { runLoop(thread.context.pointer) }
     }
 
     /// The started thread, for code that runs on it (so libnotify is loaded).
@@ -40,24 +64,28 @@ final class GLibLoopThread: Sendable {
     }
 
     private let context: MainContext
+    /// Whether a thread runs (or is about to run) the loop: exactly one ever does.
+    private let loopClaimed = Atomic<Bool>(false)
     /// When the job running now started; `nil` when idle. Read by ``busyFor``.
     private static let jobStarted = Mutex<ContinuousClock.Instant?>(nil)
 
+    /// The context only; jobs queued on it wait until a thread runs the loop.
     private init() {
-        let context = MainContext(g_main_context_new())
-        self.context = context
-        var thread = pthread_t()
-        let started = pthread_create(&thread, nil, { argument in
-            let context = OpaquePointer(argument)
-            nr_name_current_thread("notify-route-gl")
-            g_main_context_push_thread_default(context)
-            let loop = g_main_loop_new(context, 0)
-            // Runs for the life of the process; exit() does not wait for this thread.
-            g_main_loop_run(loop)
-            return nil
-        }, UnsafeMutableRawPointer(context.pointer))
-        precondition(started == 0, "cannot start the GLib thread: \(String(cString: strerror(started)))")
-        pthread_detach(thread)
+        context = MainContext(g_main_context_new())
+    }
+
+    private func claimLoop() -> Bool {
+        loopClaimed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// Runs the loop on the calling thread, for the life of the process (exit() does not
+    /// wait for it). The context becomes the thread's default before any job runs, so
+    /// the proxy libnotify makes in the first job dispatches its signals here.
+    private static func runLoop(_ context: OpaquePointer?) {
+        nr_name_current_thread("notify-route-gl")
+        g_main_context_push_thread_default(context)
+        let loop = g_main_loop_new(context, 0)
+        g_main_loop_run(loop)
     }
 
     /// How long the job running now has been running, `nil` when the thread is idle.
@@ -75,6 +103,25 @@ final class GLibLoopThread: Sendable {
                     continuation.resume(returning: .success(try body()))
                 } catch {
                     continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// ``perform(_:)`` that gives up at `deadline` with `timedOut`, even when `body` is
+    /// stuck in a libnotify call (25 s on a hung daemon): the caller is resumed by the
+    /// ``DeadlineTimer``, and what `body` answers later is dropped.
+    func perform<T: Sendable>(
+        until deadline: ContinuousClock.Instant, orElse timedOut: @autoclosure @escaping @Sendable () -> SinkError,
+        _ body: @escaping @Sendable () throws(SinkError) -> T
+    ) async throws(SinkError) -> T {
+        let result: Result<T, SinkError> = await DeadlineTimer.shared.first(by: deadline, orElse: .failure(timedOut())) { answer in
+            submit {
+                do throws(SinkError) {
+                    answer(.success(try body()))
+                } catch {
+                    answer(.failure(error))
                 }
             }
         }

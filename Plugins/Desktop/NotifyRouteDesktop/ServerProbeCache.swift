@@ -20,7 +20,7 @@ final class ServerProbeCache: Sendable {
         var outcome: Outcome?
         var lastContact: ContinuousClock.Instant?
         var failedAt: ContinuousClock.Instant?
-        var waiters: [CheckedContinuation<Outcome, Never>]?  // non-nil while a probe runs
+        var waiters: [@Sendable (Outcome) -> Void]?  // non-nil while a probe runs
         /// The outcome was read from ``StoredServerInformation``, not heard from the daemon.
         var fromStore = false
     }
@@ -45,14 +45,17 @@ final class ServerProbeCache: Sendable {
     /// ``DesktopSink/capabilities``, which must not wait).
     ///
     /// Loading libnotify (a few milliseconds of `dlopen` and relocation) happens there
-    /// too, while the router goes on with its state file, instead of before it.
+    /// too, while the router goes on with its state file, instead of before it. On a
+    /// thread of its own, not in a task (the first task of a process starts the
+    /// cooperative pool's threads, which a `send` would have no other use for), which
+    /// then becomes the GLib thread.
     func startIfNeeded() {
         let start = state.withLock { state -> Bool in
             guard state.outcome == nil, state.waiters == nil else { return false }
             state.waiters = []
             return true
         }
-        if start { Task.detached(priority: .high) { self.runProbe() } }
+        if start && !DetachedThread.start(name: "notify-route-gl", { self.runProbe(becomingTheGLibThread: true) }) { runProbe() }
     }
 
     /// The daemon, probing when nothing usable is known.
@@ -61,31 +64,46 @@ final class ServerProbeCache: Sendable {
     ///   (`nil`: any success will do).
     func server(freshWithin: Duration? = nil) async -> Outcome {
         await withCheckedContinuation { continuation in
-            enum Step { case answer(Outcome), wait, probe }
-            let step = state.withLock { state -> Step in
-                let now = ContinuousClock.now
-                switch state.outcome {
-                case .success(let server)?:
-                    if let freshWithin, let last = state.lastContact, now - last > freshWithin { break }
-                    return .answer(.success(server))
-                case .failure(let error)?:
-                    if let failedAt = state.failedAt, now - failedAt < Self.failureLifetime { return .answer(.failure(error)) }
-                case nil:
-                    break
-                }
-                // The first caller starts the probe; later ones wait for the same one.
-                if state.waiters != nil {
-                    state.waiters!.append(continuation)
-                    return .wait
-                }
-                state.waiters = [continuation]
-                return .probe
+            server(freshWithin: freshWithin) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// ``server(freshWithin:)`` that gives up at `deadline` with a `timedOut` error,
+    /// however long the probe takes (it goes on, and its answer is kept for later callers).
+    func server(freshWithin: Duration? = nil, by deadline: ContinuousClock.Instant) async -> Outcome {
+        let timedOut = SinkError(
+            .timedOut, "the notification daemon was not probed before the sink's deadline; it may be hung", isRetryable: true)
+        return await DeadlineTimer.shared.first(by: deadline, orElse: .failure(timedOut)) { answer in
+            server(freshWithin: freshWithin, reply: answer)
+        }
+    }
+
+    /// ``server(freshWithin:)`` answering through `reply`, at once or when the probe ends.
+    private func server(freshWithin: Duration?, reply: @escaping @Sendable (Outcome) -> Void) {
+        enum Step { case answer(Outcome), wait, probe }
+        let step = state.withLock { state -> Step in
+            let now = ContinuousClock.now
+            switch state.outcome {
+            case .success(let server)?:
+                if let freshWithin, let last = state.lastContact, now - last > freshWithin { break }
+                return .answer(.success(server))
+            case .failure(let error)?:
+                if let failedAt = state.failedAt, now - failedAt < Self.failureLifetime { return .answer(.failure(error)) }
+            case nil:
+                break
             }
-            switch step {
-            case .answer(let outcome): continuation.resume(returning: outcome)
-            case .wait: break
-            case .probe: runProbe()
+            // The first caller starts the probe; later ones wait for the same one.
+            if state.waiters != nil {
+                state.waiters!.append(reply)
+                return .wait
             }
+            state.waiters = [reply]
+            return .probe
+        }
+        switch step {
+        case .answer(let outcome): reply(outcome)
+        case .wait: break
+        case .probe: runProbe()
         }
     }
 
@@ -113,19 +131,14 @@ final class ServerProbeCache: Sendable {
         StoredServerInformation.remove()
     }
 
-    private func runProbe() {
-        let thread: GLibLoopThread
-        do throws(SinkError) {
-            thread = try GLibLoopThread.start()
-        } catch {
-            finish(.failure(error), fromStore: false)
-            return
-        }
+    /// Queues the probe on the GLib thread; `becomingTheGLibThread`: the calling thread,
+    /// made for this, then runs the GLib loop itself (see ``GLibLoopThread/startHere(with:)``).
+    private func runProbe(becomingTheGLibThread: Bool = false) {
         let timeout = timeout
         // Another process's answer will do only for the first probe of this sink; a
         // recheck is there to hear from the daemon itself.
         let firstProbe = state.withLock { $0.outcome == nil }
-        thread.submit { [self] in
+        let job: @Sendable () -> Void = { [self] in
             let identity = NotificationServerProbe.identity(timeout: timeout)
             if firstProbe, let identity, let stored = StoredServerInformation.read(for: identity) {
                 finish(.success(stored), fromStore: true)
@@ -146,6 +159,15 @@ final class ServerProbeCache: Sendable {
             }
             finish(outcome, fromStore: false)
         }
+        do throws(SinkError) {
+            if becomingTheGLibThread {
+                try GLibLoopThread.startHere(with: job)
+            } else {
+                try GLibLoopThread.start().submit(job)
+            }
+        } catch {
+            finish(.failure(error), fromStore: false)
+        }
     }
 
     private func finish(_ outcome: Outcome, fromStore: Bool) {
@@ -165,6 +187,6 @@ final class ServerProbeCache: Sendable {
             state.waiters = nil
             return waiters
         }
-        for waiter in waiters { waiter.resume(returning: outcome) }
+        for waiter in waiters { waiter(outcome) }
     }
 }

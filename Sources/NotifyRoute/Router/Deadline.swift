@@ -1,11 +1,10 @@
-import Dispatch
 import Synchronization
 
 /// Runs work with a deadline that holds even when the work never returns.
 ///
 /// A task group would wait for a child that ignores cancellation (a C call blocked
 /// in D-Bus or `sd_journal_sendv`), so the work runs in a task of its own and a
-/// Dispatch timer, which needs no thread of the cooperative pool, resumes the caller
+/// ``DeadlineTimer``, which needs no thread of the cooperative pool, resumes the caller
 /// at the deadline. The work is cancelled then and left to finish on its own.
 enum Deadline {
     enum Outcome<Value: Sendable>: Sendable {
@@ -31,10 +30,10 @@ enum Deadline {
                         gate.resume(.finished(.failure(error)))
                     }
                 }
-                gate.onResume { task.cancel() }
-                let nanoseconds = max(0, DurationParser.milliseconds(duration)) * 1_000_000
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
-                    gate.resume(.timedOut)
+                let timer = DeadlineTimer.shared.schedule(at: .now + duration) { gate.resume(.timedOut) }
+                gate.onResume {
+                    task.cancel()
+                    DeadlineTimer.shared.cancel(timer)
                 }
             }
         } onCancel: {
