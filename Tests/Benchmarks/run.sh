@@ -17,6 +17,7 @@ MODE=full
 
 if [ "${BENCH_STAGE:-}" != inner ]; then
   command -v hyperfine >/dev/null || apt-get install -y hyperfine >/dev/null
+  command -v strace >/dev/null || apt-get install -y strace >/dev/null
   command -v cc >/dev/null || apt-get install -y gcc >/dev/null
   if [ ! -x /tmp/apprise-venv/bin/apprise ]; then
     { /usr/bin/python3 -m venv --system-site-packages /tmp/apprise-venv &&
@@ -125,6 +126,13 @@ gdbus call --session --dest org.freedesktop.Notifications --object-path /org/fre
   # The summary of the last Notify: what the desktop shows at the end of the storm.
   last=$(grep -o "'Database down[^']*'" "$WORK/storm-calls.txt" | tail -1 | tr -d "'" | tr ' ' '_')
   echo "RESULT storm-dbus notify_calls=$calls last_summary=${last:-none}"
+  # Threads each command starts (clone3/clone calls, strace -f): each costs a stack, a
+  # malloc arena and page faults in a process that lives a few milliseconds.
+  threads() { strace -f -qq -e trace=clone,clone3 -o "$WORK/clones.txt" "$@" >/dev/null 2>&1 || true; grep -c 'clone' "$WORK/clones.txt"; }
+  echo "RESULT threads desktop=$(threads "$NR" send --config "$WORK/bench.yaml" --sink desktop "Disk almost full" "92% used")" \
+    "notify_send=$(threads notify-send "Disk almost full" "92% used")" \
+    "journal=$(threads "$NR" send --config "$WORK/bench.yaml" --sink journal "Disk almost full" "92% used")" \
+    "logger=$(threads logger --journald="$WORK/logger.txt")"
   # What every command maps at start-up: the binary's own size and the shared objects it needs.
   echo "RESULT binary size_mb=$(( $(stat -c %s "$NR") / 1048576 )) needed=$(readelf -d "$NR" | grep -c NEEDED)" \
     "loaded_at_version=$(LD_TRACE_LOADED_OBJECTS=1 "$NR" | grep -c '=>\|ld-linux')" \
@@ -180,6 +188,9 @@ m = res.get("memory", {})
 if m:
     marks = ", ".join(f"{k[len('rss_mb_at_'):]} keys: {v} MB" for k, v in m.items() if k.startswith("rss_mb_at_"))
     print(f"| memory, distinct dedup keys, max_entries 10000 | {marks}; peak {m['peak_rss_mb']} MB ({int(m['events_per_s']):,} events/s) | | | bounded |")
+th = res.get("threads", {})
+if th:
+    print(f"| threads started: send --sink desktop / journal | {th['desktop']} / {th['journal']} | notify-send {th['notify_send']} / logger {th['logger']} | | |")
 bi = res.get("binary", {})
 if bi:
     print(f"| binary | {bi['size_mb']} MB, {bi['needed']} shared objects needed, {bi['loaded_at_version']} loaded by --version, "
