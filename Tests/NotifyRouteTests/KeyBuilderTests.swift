@@ -32,3 +32,21 @@ import Testing
         #expect(try KeyTemplate("").render(subject) == "")
     }
 }
+
+@Suite struct StateKeyTests {
+    /// A key made from its parts equals the one read from its text, hashes alike, and
+    /// gives the text back; a text without a separator is all key.
+    @Test(arguments: [("desk", "backup"), ("a", ""), ("", "x\u{1E}y"), ("s\u{1E}t", "k"), ("é", "e\u{301}")])
+    func partsAndTextAgree(sink: String, key: String) {
+        let made = RouterState.Key(sink: sink, key: key)
+        let read = RouterState.Key(sink + "\u{1E}" + key)
+        #expect(made == read)
+        #expect(made.hashValue == read.hashValue)
+        #expect(made.text == sink + "\u{1E}" + key)
+        #expect(Set([made, read]).count == 1)
+        #expect([made: 1][read] == 1)
+        let plain = RouterState.Key("no separator")
+        #expect(plain.sink == nil && plain.key == "no separator" && plain.text == "no separator")
+        #expect(plain != RouterState.Key(sink: "", key: "no separator"))
+    }
+}

@@ -35,7 +35,7 @@ extension NotificationRouter {
     /// duplicates were waiting for now have their handle (or failed).
     func settleCountUpdates(
         _ pending: [PendingDelivery], _ decisions: [PolicyDecision],
-        _ results: [(Result<SinkReceipt, SinkError>?, Duration)], _ finishedUpdates: [String]
+        _ results: [(Result<SinkReceipt, SinkError>?, Duration)], _ finishedUpdates: [RouterState.Key]
     ) {
         let now = clock.now()
         for key in finishedUpdates {
@@ -58,7 +58,7 @@ extension NotificationRouter {
     }
 
     /// Sends the latest count of a key, if one is still pending, then plans the next.
-    func sendPendingCountUpdate(key: String) async {
+    func sendPendingCountUpdate(key: RouterState.Key) async {
         guard let (pending, handle) = countUpdates.takePending(key: key, now: clock.now()) else { return }
         let delivery = SinkDelivery(
             event: pending.event, sinkName: pending.target.sinkName,

@@ -273,8 +273,14 @@ public final class NotificationRouter: Sendable {
             }
             outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .delivered,
                                         route: target.label, failoverFor: failoverLabel, notes: notes))
-            let stateKey = RouterState.key(sink: target.sinkName, event.dedupKey)
-            let handleKey = event.replaceKey.map { RouterState.key(sink: target.sinkName, $0) }
+            let stateKey: RouterState.Key, handleKey: RouterState.Key?
+            if target.sinkNameIsPlain {
+                stateKey = RouterState.Key(plainSink: target.sinkName, key: event.dedupKey)
+                handleKey = event.replaceKey.map { RouterState.Key(plainSink: target.sinkName, key: $0) }
+            } else {
+                stateKey = RouterState.Key(sink: target.sinkName, key: event.dedupKey)
+                handleKey = event.replaceKey.map { RouterState.Key(sink: target.sinkName, key: $0) }
+            }
             pending.append(PendingDelivery(
                 index: index, target: target, instance: instance, capabilities: capabilities, stateKey: stateKey,
                 handleKey: handleKey, event: event))
@@ -336,8 +342,8 @@ public final class NotificationRouter: Sendable {
         let maxEntries = configuration.state.maxEntries
         var commits: [(item: Int, handle: SinkHandle?)] = []
         commits.reserveCapacity(pending.count)
-        var rollbacks: [String] = []
-        var finishedUpdates: [String] = []
+        var rollbacks: [RouterState.Key] = []
+        var finishedUpdates: [RouterState.Key] = []
         for position in pending.indices {
             let index = pending[position].index
             let decision = decisions[position]
@@ -421,14 +427,14 @@ public final class NotificationRouter: Sendable {
         /// Read once per delivery: a sink may compute them (the desktop sink does).
         let capabilities: SinkCapabilities
         let event: ResolvedEvent
-        /// The sink's name and the dedup key: the state's key, built once per delivery.
-        let stateKey: String
-        /// The sink's name and the replace key, if any: the key of the handle map, built
+        /// The sink's name and the dedup key: the state's key, made (and hashed) once per delivery.
+        let stateKey: RouterState.Key
+        /// The sink's name and the replace key, if any: the key of the handle map, made
         /// once per delivery (the decision and the commit both read it).
-        let handleKey: String?
+        let handleKey: RouterState.Key?
 
         init(index: Int, target: RoutingPlan.Target, instance: SinkInstance, capabilities: SinkCapabilities,
-             stateKey: String, handleKey: String?, event: consuming ResolvedEvent) {
+             stateKey: RouterState.Key, handleKey: RouterState.Key?, event: consuming ResolvedEvent) {
             self.handleKey = handleKey
             self.index = index
             self.target = target
@@ -494,7 +500,7 @@ public final class NotificationRouter: Sendable {
         var report = DeliveryReport(event: ResolvedEvent(title: "close \(replaceKey)", replaceKey: replaceKey))
         for name in configuration.sinks.map(\.name) {
             guard let instance = instances[name] else { continue }
-            let key = RouterState.key(sink: name, replaceKey)
+            let key = RouterState.Key(sink: name, key: replaceKey)
             guard let record = (try? store.withState { $0.handles[key] }) ?? nil else { continue }
             var outcome = SinkOutcome(sink: name, kind: instance.declaration.kind, status: .delivered, handle: record.handle, route: "close")
             guard instance.sink.capabilities.canClose else {

@@ -6,6 +6,9 @@ struct RoutingPlan: Sendable {
     /// targets instead of copying a ``Route`` (a score of reference-counted fields) per event.
     final class Target: Sendable {
         let sinkName: String
+        /// ``sinkName`` holds no U+001E: the state's keys are made from it without looking
+        /// (see ``RouterState/Key/init(sink:key:)``).
+        let sinkNameIsPlain: Bool
         /// `route 2 "pager"`, `fallback`, `--sink`.
         let label: String
         /// `nil` for the fallback and for `--sink`.
@@ -28,6 +31,7 @@ struct RoutingPlan: Sendable {
 
         init(sinkName: String, label: String, route: Route?, instance: NotificationRouter.SinkInstance? = nil) {
             self.sinkName = sinkName
+            sinkNameIsPlain = !sinkName.utf8.contains(0x1E)
             self.label = label
             self.route = route
             self.instance = instance

@@ -73,10 +73,10 @@ public struct RouterState: Codable, Hashable, Sendable {
         public var dedupKey: String
     }
 
-    /// Keyed by sink name and dedup key.
-    public var dedup: [String: DedupRecord] = [:]
-    /// Keyed by sink name and replace key.
-    public var handles: [String: HandleRecord] = [:]
+    /// Keyed by sink name and dedup key (see ``Key``).
+    public var dedup: [Key: DedupRecord] = [:]
+    /// Keyed by sink name and replace key (see ``Key``).
+    public var handles: [Key: HandleRecord] = [:]
     /// Rate-limit periods, keyed by route and sink.
     public var rates: [String: HeldRecord] = [:]
     /// Events held in quiet hours, keyed by route and sink.
@@ -102,18 +102,45 @@ public struct RouterState: Codable, Hashable, Sendable {
 
     private enum CodingKeys: String, CodingKey { case dedup, handles, rates, quiet, inhibitors }
 
-    /// Tolerates state files written before a map existed.
+    /// Tolerates state files written before a map existed. The keys of ``dedup`` and
+    /// ``handles`` are read from their text (``Key/init(_:)``): the file format is the one
+    /// written when they were plain strings.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        dedup = try container.decodeIfPresent([String: DedupRecord].self, forKey: .dedup) ?? [:]
-        handles = try container.decodeIfPresent([String: HandleRecord].self, forKey: .handles) ?? [:]
+        dedup = Self.keyed(try container.decodeIfPresent([String: DedupRecord].self, forKey: .dedup) ?? [:])
+        handles = Self.keyed(try container.decodeIfPresent([String: HandleRecord].self, forKey: .handles) ?? [:])
         rates = try container.decodeIfPresent([String: HeldRecord].self, forKey: .rates) ?? [:]
         quiet = try container.decodeIfPresent([String: HeldRecord].self, forKey: .quiet) ?? [:]
         inhibitors = try container.decodeIfPresent([String: InhibitorRecord].self, forKey: .inhibitors) ?? [:]
     }
 
+    /// Writes ``dedup`` and ``handles`` keyed by their keys' text (`sink` U+001E `key`), as
+    /// state files have always been written.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(Self.texts(dedup), forKey: .dedup)
+        try container.encode(Self.texts(handles), forKey: .handles)
+        try container.encode(rates, forKey: .rates)
+        try container.encode(quiet, forKey: .quiet)
+        try container.encode(inhibitors, forKey: .inhibitors)
+    }
+
+    private static func keyed<Value>(_ map: [String: Value]) -> [Key: Value] {
+        var keyed: [Key: Value] = [:]
+        keyed.reserveCapacity(map.count)
+        for (text, value) in map { keyed[Key(text)] = value }
+        return keyed
+    }
+
+    private static func texts<Value>(_ map: [Key: Value]) -> [String: Value] {
+        var texts: [String: Value] = [:]
+        texts.reserveCapacity(map.count)
+        for (key, value) in map { texts[key.text] = value }
+        return texts
+    }
+
     /// `sink` and `key` joined by a record separator, in one allocation (see ``KeyBuilder``):
-    /// this runs for every event and sink.
+    /// a ``Key``'s text.
     static func key(sink: String, _ key: String) -> String {
         KeyBuilder.join(sink, key, separator: 0x1E)
     }
@@ -134,7 +161,7 @@ public struct RouterState: Codable, Hashable, Sendable {
 
     /// Stores the dedup record of `key` (a new window, or a duplicate's count and
     /// `lastSeen`): the key goes to the back of the eviction order.
-    mutating func storeDedup(_ record: DedupRecord, forKey key: String) {
+    mutating func storeDedup(_ record: DedupRecord, forKey key: Key) {
         let isNew = dedup.updateValue(record, forKey: key) == nil
         let expires = record.expires.timeIntervalSinceReferenceDate
         if expires < earliestExpiry { earliestExpiry = expires }
@@ -147,7 +174,7 @@ public struct RouterState: Codable, Hashable, Sendable {
     /// reading the record and then storing it took two; the same bookkeeping as
     /// ``storeDedup(_:forKey:)``.
     /// `seconds` is the window's length (a Duration's seconds cost an Int128 division).
-    mutating func recordDedup(forKey key: String, now: Date, window seconds: Double) -> (record: DedupRecord, isDuplicate: Bool) {
+    mutating func recordDedup(forKey key: Key, now: Date, window seconds: Double) -> (record: DedupRecord, isDuplicate: Bool) {
         var isNew = false
         var isDuplicate = false
         let record = Self.update(&dedup[key]) { slot -> DedupRecord in
@@ -189,18 +216,18 @@ public struct RouterState: Codable, Hashable, Sendable {
         body(&value)
     }
 
-    mutating func removeDedup(forKey key: String) {
+    mutating func removeDedup(forKey key: Key) {
         if dedup.removeValue(forKey: key) != nil { dedupOrder.removed() }
     }
 
     /// Stores the handle shown for `key`: the key goes to the back of the eviction order.
-    mutating func storeHandle(_ record: HandleRecord, forKey key: String) {
+    mutating func storeHandle(_ record: HandleRecord, forKey key: Key) {
         let isNew = handles.updateValue(record, forKey: key) == nil
         handlesOrder.stamp(key, record.lastUsed, isNew: isNew)
         handlesOrder.compactIfNeeded(handles) { $0.lastUsed }
     }
 
-    mutating func removeHandle(forKey key: String) {
+    mutating func removeHandle(forKey key: Key) {
         if handles.removeValue(forKey: key) != nil { handlesOrder.removed() }
     }
 
@@ -243,13 +270,13 @@ public struct RouterState: Codable, Hashable, Sendable {
     /// Removes all but the `keep` newest values of `map` by `stamp`; of values stamped
     /// exactly at the cut-off, only as many as needed go. Removes in place: rebuilding
     /// the map would copy every key that stays.
-    private static func dropOldest<Value>(_ map: inout [String: Value], keeping keep: Int, stamp: (Value) -> Date) {
+    private static func dropOldest<Value>(_ map: inout [Key: Value], keeping keep: Int, stamp: (Value) -> Date) {
         let surplus = map.count - keep
         guard surplus > 0 else { return }
         var stamps = map.values.map { stamp($0).timeIntervalSinceReferenceDate }
         let cutoff = select(&stamps, rank: surplus - 1)  // the newest of the values to drop
         var atCutoff = surplus - stamps.reduce(0) { $0 + ($1 < cutoff ? 1 : 0) }
-        var doomed: [String] = []
+        var doomed: [Key] = []
         doomed.reserveCapacity(surplus)
         for (key, value) in map {
             let time = stamp(value).timeIntervalSinceReferenceDate
@@ -287,7 +314,7 @@ public struct RouterState: Codable, Hashable, Sendable {
 /// outnumber the map, so the order stays within a small multiple of the map's size.
 /// With stamps from a clock that goes back, the order is by store, not by stamp.
 struct EvictionOrder: Sendable {
-    private var keys: [String] = []
+    private var keys: [RouterState.Key] = []
     private var stamps: [Double] = []
     /// Entries before it have been consumed.
     private var head = 0
@@ -300,7 +327,7 @@ struct EvictionOrder: Sendable {
 
     var count: Int { keys.count - head }
 
-    mutating func stamp(_ key: String, _ date: Date, isNew: Bool) {
+    mutating func stamp(_ key: RouterState.Key, _ date: Date, isNew: Bool) {
         guard isTracking else { return }
         keys.append(key)
         stamps.append(date.timeIntervalSinceReferenceDate)
@@ -317,7 +344,7 @@ struct EvictionOrder: Sendable {
     /// Removes the least recently stamped keys of `map` until `keep` remain; false when
     /// the order ran out first (a record restamped behind its back), leaving the rest
     /// to the caller.
-    mutating func dropOldest<Value>(_ map: inout [String: Value], keeping keep: Int, stamp: (Value) -> Date) -> Bool {
+    mutating func dropOldest<Value>(_ map: inout [RouterState.Key: Value], keeping keep: Int, stamp: (Value) -> Date) -> Bool {
         var surplus = map.count - keep
         while surplus > 0 && head < keys.count {
             let key = keys[head], time = stamps[head]
@@ -339,13 +366,13 @@ struct EvictionOrder: Sendable {
     /// a few replace keys used over and over, restamp one key many times): amortised
     /// O(1) per stamp. The slack of 4,096 keeps a small map's compactions rare (with 64
     /// slack, 128 replace keys compacted every 100 events: the benchmark's p99).
-    mutating func compactIfNeeded<Value>(_ map: [String: Value], stamp: (Value) -> Date) {
+    mutating func compactIfNeeded<Value>(_ map: [RouterState.Key: Value], stamp: (Value) -> Date) {
         if count > 2 * map.count + 4_096 { compact(map, stamp: stamp) }
     }
 
     /// Keeps only the live entries (those whose key still has the entry's stamp), in order.
-    private mutating func compact<Value>(_ map: [String: Value], stamp: (Value) -> Date) {
-        var liveKeys: [String] = [], liveStamps: [Double] = []
+    private mutating func compact<Value>(_ map: [RouterState.Key: Value], stamp: (Value) -> Date) {
+        var liveKeys: [RouterState.Key] = [], liveStamps: [Double] = []
         liveKeys.reserveCapacity(map.count)
         liveStamps.reserveCapacity(map.count)
         for position in head..<keys.count {
