@@ -131,7 +131,11 @@ public final class NotificationRouter: Sendable {
         // The report is built once, at the end: built first and filled in across the
         // awaits, it was copied whole several times per event.
         let explicit = plan.explicitLayer
-        var outcomes = await deliver(plan.targets, explicit: explicit, resolved: resolved, failoverFor: [:])
+        // A wave runs in synchronous stages; only deliveries that a sink cannot answer
+        // inline (``NotificationSink/deliverInline(_:)``) take the async step.
+        var wave = startWave(plan.targets, explicit: explicit, resolved: resolved, failoverFor: [:])
+        if wave.resumeAt != nil { await completeWave(&wave) }
+        var outcomes = settleWave(&wave)
         var failover: [String: [String]] = [:]  // failover sink -> the sinks it stands in for
         var targets: [RoutingPlan.Target] = []  // in order, each under the route of the first sink it stands in for
         // By index, and the route's failover list before anything else: zipping copied
@@ -151,7 +155,9 @@ public final class NotificationRouter: Sendable {
             }
         }
         if !targets.isEmpty {
-            outcomes += await deliver(targets, explicit: explicit, resolved: resolved, failoverFor: failover)
+            var second = startWave(targets, explicit: explicit, resolved: resolved, failoverFor: failover)
+            if second.resumeAt != nil { await completeWave(&second) }
+            outcomes += settleWave(&second)
         }
         for position in outcomes.indices {
             switch outcomes[position].status {
@@ -182,53 +188,84 @@ public final class NotificationRouter: Sendable {
         return try await send(event)
     }
 
+    /// One wave of deliveries (the routed sinks, or the failover sinks), between its stages.
+    struct Wave {
+        var outcomes: [SinkOutcome]
+        var pending: [PendingDelivery]
+        var decisions: [PolicyDecision]
+        /// By outcome index: what each sink answered and how long it took.
+        var results: [(Result<SinkReceipt, SinkError>?, Duration)]
+        /// The position in ``pending`` from which deliveries are still to be made by
+        /// ``NotificationRouter/completeWave(_:)``; `nil` when none is.
+        var resumeAt: Int?
+        /// Deliveries to be made all at once, each under its own deadline (some sink does
+        /// not deliver inline), rather than one after the other.
+        var concurrent = false
+    }
+
     /// One wave of deliveries (the routed sinks, or the failover sinks): policy for all
-    /// of them in one state transaction, deliveries at once, then one transaction for
-    /// what the state must remember. One transaction each way keeps a file-backed store
-    /// to two locked read-writes per wave, and makes the decisions of one event atomic.
-    /// `resolved` is the event as the cascade resolved it without route and sink layers.
+    /// of them in one state transaction, deliveries, then one transaction for what the
+    /// state must remember (``settleWave(_:)``). One transaction each way keeps a
+    /// file-backed store to two locked read-writes per wave, and makes the decisions of
+    /// one event atomic. `resolved` is the event as the cascade resolved it without route
+    /// and sink layers.
     ///
-    /// Only the deliveries are async; the stages before and after are synchronous
-    /// functions, so that their values live in registers and stack frames rather than in
-    /// the task's async frame, which copied them in and out (events, outcomes) per await.
-    // `nonisolated(nonsending)`: runs on its caller's executor (send's), without the
-    // executor check an async function's entry makes otherwise.
-    private nonisolated(nonsending) func deliver(
+    /// Synchronous: sinks that deliver inline are asked here, one after the other, through
+    /// ``NotificationSink/deliverInline(_:)``; the wave stops at the first delivery that
+    /// needs the async step (a sink that is not inline or answers `nil`, a summary to send
+    /// first) and ``completeWave(_:)`` makes it and the rest. An event whose sinks all
+    /// answer inline makes no async call: each cost a task-allocated frame and an executor
+    /// check, more than such a delivery.
+    private func startWave(
         _ targets: [RoutingPlan.Target], explicit: RoutingPlan.ExplicitLayer, resolved: ResolvedEvent, failoverFor: [String: [String]]
-    ) async -> [SinkOutcome] {
+    ) -> Wave {
         var (outcomes, pending) = prepareWave(targets, explicit: explicit, resolved: resolved, failoverFor: failoverFor)
         let decisions = decideWave(pending, &outcomes)
-
-        // Step 5: deliver, each under its own deadline, all at once. Sinks that answer
-        // without blocking (``SinkCapabilities/deliversInline``) are called directly, one
-        // after the other: no child task, no deadline task and timer (see `attempt`).
-        var results = [(Result<SinkReceipt, SinkError>?, Duration)](repeating: (nil, .zero), count: targets.count)
-        var allInline = true
+        var wave = Wave(outcomes: outcomes, pending: pending, decisions: decisions,
+                        results: Array(repeating: (nil, .zero), count: targets.count))
         // By index, here and below: iterating `zip(pending, decisions)` copies every
         // delivery (and its event) once per loop.
         for position in pending.indices where decisions[position].sendsSomething && !pending[position].capabilities.deliversInline {
-            allInline = false
+            // Step 5 for sinks that may block: each under its own deadline, all at once.
+            wave.concurrent = true
+            wave.resumeAt = 0
+            return wave
         }
-        if allInline {
-            for position in pending.indices where decisions[position].sendsSomething {
-                let item = pending[position]
-                guard decisions[position].summary == nil else {
-                    let (index, result, duration) = await deliverOne(item, decisions[position])
-                    results[index] = (result, duration)
-                    continue
-                }
-                // `deliverOne` and `attempt` written out: two async calls (a frame and an
-                // executor check each) per sink for what is one call to the sink.
-                let started = ContinuousClock.now
-                let delivery = SinkDelivery(
-                    event: item.event, sinkName: item.target.sinkName, intent: decisions[position].intent,
-                    deadline: started.advanced(by: item.instance.deadline), duplicateCount: decisions[position].count)
-                let result: Result<SinkReceipt, SinkError>
-                do { result = .success(try await item.instance.sink.deliver(delivery)) } catch { result = .failure(SinkError(wrapping: error)) }
-                results[item.index] = (result, ContinuousClock.now - started)
+        for position in pending.indices where decisions[position].sendsSomething {
+            let item = pending[position]
+            guard decisions[position].summary == nil else {
+                wave.resumeAt = position
+                return wave
             }
-        } else {
-            results = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { group in
+            let started = ContinuousClock.now
+            let delivery = SinkDelivery(
+                event: item.event, sinkName: item.target.sinkName, intent: decisions[position].intent,
+                deadline: started.advanced(by: item.instance.deadline), duplicateCount: decisions[position].count)
+            do {
+                guard let receipt = try item.instance.sink.deliverInline(delivery) else {
+                    wave.resumeAt = position
+                    return wave
+                }
+                wave.results[item.index] = (.success(receipt), ContinuousClock.now - started)
+            } catch {
+                wave.results[item.index] = (.failure(SinkError(wrapping: error)), ContinuousClock.now - started)
+            }
+        }
+        return wave
+    }
+
+    /// Step 5 for what ``startWave(_:explicit:resolved:failoverFor:)`` left: deliveries
+    /// each under its own deadline, all at once; or, when every sink delivers inline, the
+    /// rest of them one after the other, called directly (no child task, no deadline task
+    /// and timer: see `attempt`).
+    // `nonisolated(nonsending)`: runs on its caller's executor (send's), without the
+    // executor check an async function's entry makes otherwise.
+    private nonisolated(nonsending) func completeWave(_ wave: inout Wave) async {
+        guard let resumeAt = wave.resumeAt else { return }
+        wave.resumeAt = nil
+        let pending = wave.pending, decisions = wave.decisions
+        if wave.concurrent {
+            wave.results = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { [results = wave.results] group in
                 for (item, decision) in zip(pending, decisions) where decision.sendsSomething {
                     group.addTask { await self.deliverOne(item, decision) }
                 }
@@ -236,9 +273,25 @@ public final class NotificationRouter: Sendable {
                 for await (index, result, duration) in group { collected[index] = (result, duration) }
                 return collected
             }
+            return
         }
-        settleWave(pending, decisions, results, &outcomes)
-        return outcomes
+        for position in resumeAt..<pending.count where decisions[position].sendsSomething {
+            let item = pending[position]
+            guard decisions[position].summary == nil else {
+                let (index, result, duration) = await deliverOne(item, decisions[position])
+                wave.results[index] = (result, duration)
+                continue
+            }
+            // `deliverOne` and `attempt` written out: two async calls (a frame and an
+            // executor check each) per sink for what is one call to the sink.
+            let started = ContinuousClock.now
+            let delivery = SinkDelivery(
+                event: item.event, sinkName: item.target.sinkName, intent: decisions[position].intent,
+                deadline: started.advanced(by: item.instance.deadline), duplicateCount: decisions[position].count)
+            let result: Result<SinkReceipt, SinkError>
+            do { result = .success(try await item.instance.sink.deliver(delivery)) } catch { result = .failure(SinkError(wrapping: error)) }
+            wave.results[item.index] = (result, ContinuousClock.now - started)
+        }
     }
 
     /// Steps 1 to 3 for each target of a wave: its outcome so far, and, unless it is
@@ -334,6 +387,11 @@ public final class NotificationRouter: Sendable {
 
     /// What the state must remember (handles of what was shown; windows of failures
     /// undone) and what the outcomes say, once the wave's deliveries have returned.
+    private func settleWave(_ wave: inout Wave) -> [SinkOutcome] {
+        settleWave(wave.pending, wave.decisions, wave.results, &wave.outcomes)
+        return wave.outcomes
+    }
+
     private func settleWave(
         _ pending: [PendingDelivery], _ decisions: [PolicyDecision], _ results: [(Result<SinkReceipt, SinkError>?, Duration)],
         _ outcomes: inout [SinkOutcome]

@@ -76,7 +76,17 @@ final class CountingSink: NotificationSink {
 
     var counts: (shown: Int, replaced: Int, updated: Int) { state.withLock { ($0.shown, $0.replaced, $0.updated) } }
 
+    /// Answers inline (``NotificationSink/deliverInline(_:)``), as an in-memory sink can:
+    /// the router then makes no async call for the event.
+    func deliverInline(_ delivery: SinkDelivery) throws -> SinkReceipt? {
+        count(delivery)
+    }
+
     func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
+        count(delivery)
+    }
+
+    private func count(_ delivery: SinkDelivery) -> SinkReceipt {
         let handle: Int = state.withLock { state in
             switch delivery.intent {
             case .show:
