@@ -35,7 +35,7 @@ extension NotificationRouter {
     /// duplicates were waiting for now have their handle (or failed).
     func settleCountUpdates(
         _ pending: [PendingDelivery], _ decisions: [PolicyDecision],
-        _ results: [(Result<SinkReceipt, SinkError>?, Duration)], _ finishedUpdates: [RouterState.Key]
+        _ results: [Answer], _ finishedUpdates: [RouterState.Key]
     ) {
         let now = clock.now()
         for key in finishedUpdates {
@@ -43,7 +43,7 @@ extension NotificationRouter {
         }
         for position in pending.indices where decisions[position].createdWindow && pending[position].capabilities.canReplace {
             var handle: SinkHandle?
-            if case .success(let receipt)? = results[pending[position].index].0 { handle = receipt.handle }
+            if let receipt = results[pending[position].index].receipt { handle = receipt.handle }
             if let flush = countUpdates.originalFinished(key: pending[position].stateKey, handle: handle, now: now) { schedule(flush) }
         }
     }

@@ -188,13 +188,38 @@ public final class NotificationRouter: Sendable {
         return try await send(event)
     }
 
+    /// What a sink answered (a receipt or an error; neither when it was not asked) and
+    /// how long it took. Two optionals rather than an optional `Result`: every copy,
+    /// store and destruction of that multi-payload enum went through the runtime's value
+    /// witnesses (about 250 instructions each, several per delivery).
+    struct Answer {
+        var receipt: SinkReceipt?
+        var error: SinkError?
+        var duration: Duration
+
+        init(_ result: Result<SinkReceipt, SinkError>?, _ duration: Duration) {
+            switch result {
+            case .success(let receipt)?: self.receipt = receipt
+            case .failure(let error)?: self.error = error
+            case nil: break
+            }
+            self.duration = duration
+        }
+
+        init(receipt: SinkReceipt? = nil, error: SinkError? = nil, duration: Duration) {
+            self.receipt = receipt
+            self.error = error
+            self.duration = duration
+        }
+    }
+
     /// One wave of deliveries (the routed sinks, or the failover sinks), between its stages.
     struct Wave {
         var outcomes: [SinkOutcome]
         var pending: [PendingDelivery]
         var decisions: [PolicyDecision]
         /// By outcome index: what each sink answered and how long it took.
-        var results: [(Result<SinkReceipt, SinkError>?, Duration)]
+        var results: [Answer]
         /// The position in ``pending`` from which deliveries are still to be made by
         /// ``NotificationRouter/completeWave(_:)``; `nil` when none is.
         var resumeAt: Int?
@@ -222,7 +247,7 @@ public final class NotificationRouter: Sendable {
         var (outcomes, pending) = prepareWave(targets, explicit: explicit, resolved: resolved, failoverFor: failoverFor)
         let decisions = decideWave(pending, &outcomes)
         var wave = Wave(outcomes: outcomes, pending: pending, decisions: decisions,
-                        results: Array(repeating: (nil, .zero), count: targets.count))
+                        results: Array(repeating: Answer(duration: .zero), count: targets.count))
         // By index, here and below: iterating `zip(pending, decisions)` copies every
         // delivery (and its event) once per loop.
         for position in pending.indices where decisions[position].sendsSomething && !pending[position].capabilities.deliversInline {
@@ -246,9 +271,9 @@ public final class NotificationRouter: Sendable {
                     wave.resumeAt = position
                     return wave
                 }
-                wave.results[item.index] = (.success(receipt), ContinuousClock.now - started)
+                wave.results[item.index] = Answer(receipt: receipt, duration: ContinuousClock.now - started)
             } catch {
-                wave.results[item.index] = (.failure(SinkError(wrapping: error)), ContinuousClock.now - started)
+                wave.results[item.index] = Answer(error: SinkError(wrapping: error), duration: ContinuousClock.now - started)
             }
         }
         return wave
@@ -270,7 +295,7 @@ public final class NotificationRouter: Sendable {
                     group.addTask { await self.deliverOne(item, decision) }
                 }
                 var collected = results
-                for await (index, result, duration) in group { collected[index] = (result, duration) }
+                for await (index, result, duration) in group { collected[index] = Answer(result, duration) }
                 return collected
             }
             return
@@ -279,7 +304,7 @@ public final class NotificationRouter: Sendable {
             let item = pending[position]
             guard decisions[position].summary == nil else {
                 let (index, result, duration) = await deliverOne(item, decisions[position])
-                wave.results[index] = (result, duration)
+                wave.results[index] = Answer(result, duration)
                 continue
             }
             // `deliverOne` and `attempt` written out: two async calls (a frame and an
@@ -288,9 +313,12 @@ public final class NotificationRouter: Sendable {
             let delivery = SinkDelivery(
                 event: item.event, sinkName: item.target.sinkName, intent: decisions[position].intent,
                 deadline: started.advanced(by: item.instance.deadline), duplicateCount: decisions[position].count)
-            let result: Result<SinkReceipt, SinkError>
-            do { result = .success(try await item.instance.sink.deliver(delivery)) } catch { result = .failure(SinkError(wrapping: error)) }
-            wave.results[item.index] = (result, ContinuousClock.now - started)
+            do {
+                let receipt = try await item.instance.sink.deliver(delivery)
+                wave.results[item.index] = Answer(receipt: receipt, duration: ContinuousClock.now - started)
+            } catch {
+                wave.results[item.index] = Answer(error: SinkError(wrapping: error), duration: ContinuousClock.now - started)
+            }
         }
     }
 
@@ -303,6 +331,9 @@ public final class NotificationRouter: Sendable {
         outcomes.reserveCapacity(targets.count)
         var pending: [PendingDelivery] = []
         pending.reserveCapacity(targets.count)
+        // The event's keys, hashed once for every sink of the wave (see RouterState.Key).
+        let dedupKey = resolved.dedupKey, replaceKey = resolved.replaceKey
+        let dedupKeyHash = dedupKey.hashValue, replaceKeyHash = replaceKey?.hashValue ?? 0
         for (index, target) in targets.enumerated() {
             let failoverLabel = failoverFor.isEmpty ? nil : failoverFor[target.sinkName]?.joined(separator: ", ")
             guard let instance = target.instance ?? instances[target.sinkName] else {
@@ -327,9 +358,11 @@ public final class NotificationRouter: Sendable {
             outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .delivered,
                                         route: target.label, failoverFor: failoverLabel, notes: notes))
             let stateKey: RouterState.Key, handleKey: RouterState.Key?
-            if target.sinkNameIsPlain {
-                stateKey = RouterState.Key(plainSink: target.sinkName, key: event.dedupKey)
-                handleKey = event.replaceKey.map { RouterState.Key(plainSink: target.sinkName, key: $0) }
+            if target.sinkNameIsPlain && event.dedupKey == dedupKey && event.replaceKey == replaceKey {
+                stateKey = RouterState.Key(plainSink: target.sinkName, sinkHash: target.sinkNameHash, key: dedupKey, keyHash: dedupKeyHash)
+                handleKey = replaceKey.map {
+                    RouterState.Key(plainSink: target.sinkName, sinkHash: target.sinkNameHash, key: $0, keyHash: replaceKeyHash)
+                }
             } else {
                 stateKey = RouterState.Key(sink: target.sinkName, key: event.dedupKey)
                 handleKey = event.replaceKey.map { RouterState.Key(sink: target.sinkName, key: $0) }
@@ -393,7 +426,7 @@ public final class NotificationRouter: Sendable {
     }
 
     private func settleWave(
-        _ pending: [PendingDelivery], _ decisions: [PolicyDecision], _ results: [(Result<SinkReceipt, SinkError>?, Duration)],
+        _ pending: [PendingDelivery], _ decisions: [PolicyDecision], _ results: [Answer],
         _ outcomes: inout [SinkOutcome]
     ) {
         let inhibitRules = configuration.inhibitRules
@@ -405,8 +438,7 @@ public final class NotificationRouter: Sendable {
         for position in pending.indices {
             let index = pending[position].index
             let decision = decisions[position]
-            let (result, duration) = results[index]
-            outcomes[index].duration = duration
+            outcomes[index].duration = results[index].duration
             if let summary = decision.summary {
                 outcomes[index].notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
             }
@@ -415,8 +447,8 @@ public final class NotificationRouter: Sendable {
                 if case .duplicate(let count, let window, _) = suppressed {
                     var updated = false
                     if case .updateDuplicateCount = decision.intent { finishedUpdates.append(pending[position].stateKey) }
-                    if case .failure(let error)? = result { outcomes[index].notes.append("count update failed: \(error.message)") }
-                    if case .success? = result { updated = true }
+                    if let error = results[index].error { outcomes[index].notes.append("count update failed: \(error.message)") }
+                    if results[index].receipt != nil { updated = true }
                     if decision.coalesced {
                         outcomes[index].notes.append("count update coalesced: the notification will show the latest count")
                     }
@@ -424,22 +456,19 @@ public final class NotificationRouter: Sendable {
                 } else {
                     outcomes[index].status = .suppressed(suppressed)
                 }
-            } else if let result {
-                switch result {
-                case .success(let receipt):
-                    outcomes[index].handle = receipt.handle
-                    if !receipt.notes.isEmpty { outcomes[index].notes += receipt.notes }
-                    switch (receipt.disposition, decision.intent) {
-                    case (.queued(let reason), _): outcomes[index].status = .queued(reason: reason)
-                    case (.delivered, .replace(let previous)): outcomes[index].status = .replaced(previous: previous)
-                    case (.delivered, _): outcomes[index].status = .delivered
-                    }
-                    commits.append((position, receipt.handle))
-                case .failure(let error):
-                    outcomes[index].status = SinkOutcome.Status(failure: error)
-                    // A failed delivery must not make the next attempt look like a duplicate.
-                    if decision.createdWindow { rollbacks.append(pending[position].stateKey) }
+            } else if let receipt = results[index].receipt {
+                outcomes[index].handle = receipt.handle
+                if !receipt.notes.isEmpty { outcomes[index].notes += receipt.notes }
+                switch (receipt.disposition, decision.intent) {
+                case (.queued(let reason), _): outcomes[index].status = .queued(reason: reason)
+                case (.delivered, .replace(let previous)): outcomes[index].status = .replaced(previous: previous)
+                case (.delivered, _): outcomes[index].status = .delivered
                 }
+                commits.append((position, receipt.handle))
+            } else if let error = results[index].error {
+                outcomes[index].status = SinkOutcome.Status(failure: error)
+                // A failed delivery must not make the next attempt look like a duplicate.
+                if decision.createdWindow { rollbacks.append(pending[position].stateKey) }
             }
         }
         let inhibits = !inhibitRules.isEmpty && !commits.isEmpty

@@ -167,8 +167,7 @@ struct PolicyDecision: Sendable {
             state.storeHandle(RouterState.HandleRecord(handle: handle, lastUsed: now),
                               forKey: handleStateKey ?? RouterState.Key(sink: sink, key: replaceKey))
         }
-        // One lookup: `dedup[key]?.handle = handle` changes nothing when the key is absent.
-        state.dedup[dedupStateKey ?? RouterState.Key(sink: sink, key: event.dedupKey)]?.handle = handle
+        state.setDedupHandle(handle, forKey: dedupStateKey ?? RouterState.Key(sink: sink, key: event.dedupKey))
     }
 }
 

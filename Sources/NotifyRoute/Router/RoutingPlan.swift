@@ -9,6 +9,8 @@ struct RoutingPlan: Sendable {
         /// ``sinkName`` holds no U+001E: the state's keys are made from it without looking
         /// (see ``RouterState/Key/init(sink:key:)``).
         let sinkNameIsPlain: Bool
+        /// `sinkName.hashValue`, for the state's keys.
+        let sinkNameHash: Int
         /// `route 2 "pager"`, `fallback`, `--sink`.
         let label: String
         /// `nil` for the fallback and for `--sink`.
@@ -32,6 +34,7 @@ struct RoutingPlan: Sendable {
         init(sinkName: String, label: String, route: Route?, instance: NotificationRouter.SinkInstance? = nil) {
             self.sinkName = sinkName
             sinkNameIsPlain = !sinkName.utf8.contains(0x1E)
+            sinkNameHash = sinkName.hashValue
             self.label = label
             self.route = route
             self.instance = instance

@@ -25,7 +25,7 @@ extension RouterState {
         public let sink: String?
         /// The dedup key or the replace key.
         public let key: String
-        /// Both parts hashed once, by `Hasher` (seeded at random per process).
+        /// Both parts hashed once, each by `Hasher` (seeded at random per process).
         private let hash: Int
 
         /// The key of `key` on the sink named `sink`.
@@ -42,11 +42,13 @@ extension RouterState {
             }
         }
 
-        /// ``init(sink:key:)`` for a sink name known to hold no U+001E.
-        init(plainSink sink: String, key: String) {
+        /// ``init(sink:key:)`` for a sink name known to hold no U+001E, with both parts'
+        /// `hashValue`s at hand: a wave hashes its event's dedup key once for all its sinks,
+        /// and each sink's name once when the router is made.
+        init(plainSink sink: String, sinkHash: Int, key: String, keyHash: Int) {
             self.sink = sink
             self.key = key
-            hash = Self.hash(sink, key)
+            hash = Self.combine(sinkHash, keyHash)
         }
 
         /// The key whose ``text`` is `text`: split at its first U+001E.
@@ -74,10 +76,18 @@ extension RouterState {
         public var description: String { text }
 
         private static func hash(_ sink: String?, _ key: String) -> Int {
-            var hasher = Hasher()
-            hasher.combine(sink)
-            hasher.combine(key)
-            return hasher.finalize()
+            combine(sink?.hashValue ?? noSink, key.hashValue)
+        }
+
+        /// The hash of a key without a sink part stands in for a sink name's.
+        private static let noSink = 0x6A09_E667_F3BC_C908
+
+        /// Each part's hash is a keyed SipHash (`hashValue`); the sink's goes through a
+        /// bijection first, so that (a, b) and (b, a) do not meet.
+        @inline(__always)
+        private static func combine(_ sinkHash: Int, _ keyHash: Int) -> Int {
+            let sink = UInt64(truncatingIfNeeded: sinkHash) &* 0xBF58_476D_1CE4_E5B9
+            return Int(truncatingIfNeeded: (sink ^ (sink >> 31))) ^ keyHash
         }
 
         public static func == (lhs: Key, rhs: Key) -> Bool {

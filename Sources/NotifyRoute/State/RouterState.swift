@@ -216,6 +216,15 @@ public struct RouterState: Codable, Hashable, Sendable {
         body(&value)
     }
 
+    /// The handle shown for the window of `key`, if it has one (nothing otherwise): one
+    /// lookup, and the record changed in place in the map's storage. Through
+    /// `dedup[key]?.handle = handle` (the dictionary's modify accessor) the record was
+    /// taken out as an optional and written back.
+    mutating func setDedupHandle(_ handle: SinkHandle, forKey key: Key) {
+        guard let index = dedup.index(forKey: key) else { return }
+        dedup.values[index].handle = handle
+    }
+
     mutating func removeDedup(forKey key: Key) {
         if dedup.removeValue(forKey: key) != nil { dedupOrder.removed() }
     }
