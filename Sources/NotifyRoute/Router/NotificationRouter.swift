@@ -213,14 +213,22 @@ public final class NotificationRouter: Sendable {
         }
     }
 
+    /// One pending delivery of a wave with what was decided for it and what its sink
+    /// answered: one array for the three (they were three arrays per wave, each
+    /// allocated, and destroyed element by element through the runtime).
+    struct Slot {
+        let item: PendingDelivery
+        var decision = PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false)
+        var answer = Answer(duration: .zero)
+
+        init(_ item: PendingDelivery) { self.item = item }
+    }
+
     /// One wave of deliveries (the routed sinks, or the failover sinks), between its stages.
     struct Wave {
         var outcomes: [SinkOutcome]
-        var pending: [PendingDelivery]
-        var decisions: [PolicyDecision]
-        /// By outcome index: what each sink answered and how long it took.
-        var results: [Answer]
-        /// The position in ``pending`` from which deliveries are still to be made by
+        var slots: [Slot]
+        /// The position in ``slots`` from which deliveries are still to be made by
         /// ``NotificationRouter/completeWave(_:)``; `nil` when none is.
         var resumeAt: Int?
         /// Deliveries to be made all at once, each under its own deadline (some sink does
@@ -244,36 +252,35 @@ public final class NotificationRouter: Sendable {
     private func startWave(
         _ targets: [RoutingPlan.Target], explicit: RoutingPlan.ExplicitLayer, resolved: ResolvedEvent, failoverFor: [String: [String]]
     ) -> Wave {
-        var (outcomes, pending) = prepareWave(targets, explicit: explicit, resolved: resolved, failoverFor: failoverFor)
-        let decisions = decideWave(pending, &outcomes)
-        var wave = Wave(outcomes: outcomes, pending: pending, decisions: decisions,
-                        results: Array(repeating: Answer(duration: .zero), count: targets.count))
-        // By index, here and below: iterating `zip(pending, decisions)` copies every
-        // delivery (and its event) once per loop.
-        for position in pending.indices where decisions[position].sendsSomething && !pending[position].capabilities.deliversInline {
+        var wave = prepareWave(targets, explicit: explicit, resolved: resolved, failoverFor: failoverFor)
+        decideWave(&wave)
+        // By index, here and below: iterating the slots copies every delivery (and its
+        // event) once per loop.
+        for position in wave.slots.indices
+        where wave.slots[position].decision.sendsSomething && !wave.slots[position].item.capabilities.deliversInline {
             // Step 5 for sinks that may block: each under its own deadline, all at once.
             wave.concurrent = true
             wave.resumeAt = 0
             return wave
         }
-        for position in pending.indices where decisions[position].sendsSomething {
-            let item = pending[position]
-            guard decisions[position].summary == nil else {
+        for position in wave.slots.indices where wave.slots[position].decision.sendsSomething {
+            let item = wave.slots[position].item
+            guard wave.slots[position].decision.summary == nil else {
                 wave.resumeAt = position
                 return wave
             }
             let started = ContinuousClock.now
             let delivery = SinkDelivery(
-                event: item.event, sinkName: item.target.sinkName, intent: decisions[position].intent,
-                deadline: started.advanced(by: item.instance.deadline), duplicateCount: decisions[position].count)
+                event: item.event, sinkName: item.target.sinkName, intent: wave.slots[position].decision.intent,
+                deadline: started.advanced(by: item.instance.deadline), duplicateCount: wave.slots[position].decision.count)
             do {
                 guard let receipt = try item.instance.sink.deliverInline(delivery) else {
                     wave.resumeAt = position
                     return wave
                 }
-                wave.results[item.index] = Answer(receipt: receipt, duration: ContinuousClock.now - started)
+                wave.slots[position].answer = Answer(receipt: receipt, duration: ContinuousClock.now - started)
             } catch {
-                wave.results[item.index] = Answer(error: SinkError(wrapping: error), duration: ContinuousClock.now - started)
+                wave.slots[position].answer = Answer(error: SinkError(wrapping: error), duration: ContinuousClock.now - started)
             }
         }
         return wave
@@ -288,36 +295,41 @@ public final class NotificationRouter: Sendable {
     private nonisolated(nonsending) func completeWave(_ wave: inout Wave) async {
         guard let resumeAt = wave.resumeAt else { return }
         wave.resumeAt = nil
-        let pending = wave.pending, decisions = wave.decisions
         if wave.concurrent {
-            wave.results = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { [results = wave.results] group in
-                for (item, decision) in zip(pending, decisions) where decision.sendsSomething {
-                    group.addTask { await self.deliverOne(item, decision) }
+            let slots = wave.slots
+            let answers = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { group in
+                for position in slots.indices where slots[position].decision.sendsSomething {
+                    let item = slots[position].item, decision = slots[position].decision
+                    group.addTask {
+                        let (_, result, duration) = await self.deliverOne(item, decision)
+                        return (position, result, duration)
+                    }
                 }
-                var collected = results
-                for await (index, result, duration) in group { collected[index] = Answer(result, duration) }
-                return collected
+                var answers: [(Int, Answer)] = []
+                for await (position, result, duration) in group { answers.append((position, Answer(result, duration))) }
+                return answers
             }
+            for (position, answer) in answers { wave.slots[position].answer = answer }
             return
         }
-        for position in resumeAt..<pending.count where decisions[position].sendsSomething {
-            let item = pending[position]
-            guard decisions[position].summary == nil else {
-                let (index, result, duration) = await deliverOne(item, decisions[position])
-                wave.results[index] = Answer(result, duration)
+        for position in resumeAt..<wave.slots.count where wave.slots[position].decision.sendsSomething {
+            let item = wave.slots[position].item, decision = wave.slots[position].decision
+            guard decision.summary == nil else {
+                let (_, result, duration) = await deliverOne(item, decision)
+                wave.slots[position].answer = Answer(result, duration)
                 continue
             }
             // `deliverOne` and `attempt` written out: two async calls (a frame and an
             // executor check each) per sink for what is one call to the sink.
             let started = ContinuousClock.now
             let delivery = SinkDelivery(
-                event: item.event, sinkName: item.target.sinkName, intent: decisions[position].intent,
-                deadline: started.advanced(by: item.instance.deadline), duplicateCount: decisions[position].count)
+                event: item.event, sinkName: item.target.sinkName, intent: decision.intent,
+                deadline: started.advanced(by: item.instance.deadline), duplicateCount: decision.count)
             do {
                 let receipt = try await item.instance.sink.deliver(delivery)
-                wave.results[item.index] = Answer(receipt: receipt, duration: ContinuousClock.now - started)
+                wave.slots[position].answer = Answer(receipt: receipt, duration: ContinuousClock.now - started)
             } catch {
-                wave.results[item.index] = Answer(error: SinkError(wrapping: error), duration: ContinuousClock.now - started)
+                wave.slots[position].answer = Answer(error: SinkError(wrapping: error), duration: ContinuousClock.now - started)
             }
         }
     }
@@ -326,18 +338,17 @@ public final class NotificationRouter: Sendable {
     /// already settled (no such sink, below its minimum level), its pending delivery.
     private func prepareWave(
         _ targets: [RoutingPlan.Target], explicit: RoutingPlan.ExplicitLayer, resolved: ResolvedEvent, failoverFor: [String: [String]]
-    ) -> (outcomes: [SinkOutcome], pending: [PendingDelivery]) {
-        var outcomes: [SinkOutcome] = []
-        outcomes.reserveCapacity(targets.count)
-        var pending: [PendingDelivery] = []
-        pending.reserveCapacity(targets.count)
+    ) -> Wave {
+        var wave = Wave(outcomes: [], slots: [])
+        wave.outcomes.reserveCapacity(targets.count)
+        wave.slots.reserveCapacity(targets.count)
         // The event's keys, hashed once for every sink of the wave (see RouterState.Key).
         let dedupKey = resolved.dedupKey, replaceKey = resolved.replaceKey
         let dedupKeyHash = dedupKey.hashValue, replaceKeyHash = replaceKey?.hashValue ?? 0
         for (index, target) in targets.enumerated() {
             let failoverLabel = failoverFor.isEmpty ? nil : failoverFor[target.sinkName]?.joined(separator: ", ")
             guard let instance = target.instance ?? instances[target.sinkName] else {
-                outcomes.append(SinkOutcome(
+                wave.outcomes.append(SinkOutcome(
                     sink: target.sinkName, kind: "?", status: .unavailable(reason: "no sink named \"\(target.sinkName)\" in the config"),
                     route: target.label, failoverFor: failoverLabel))
                 continue
@@ -351,12 +362,13 @@ public final class NotificationRouter: Sendable {
             // The outcome is made in the call that stores it: made as a `var` and then
             // appended, it was copied twice.
             if let minimum = instance.minimumLevel, event.level < minimum {
-                outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .suppressed(.belowMinimumLevel(minimum)),
-                                            route: target.label, failoverFor: failoverLabel, notes: notes))
+                wave.outcomes.append(SinkOutcome(
+                    sink: target.sinkName, kind: instance.kind, status: .suppressed(.belowMinimumLevel(minimum)),
+                    route: target.label, failoverFor: failoverLabel, notes: notes))
                 continue
             }
-            outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .delivered,
-                                        route: target.label, failoverFor: failoverLabel, notes: notes))
+            wave.outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .delivered,
+                                             route: target.label, failoverFor: failoverLabel, notes: notes))
             let stateKey: RouterState.Key, handleKey: RouterState.Key?
             if target.sinkNameIsPlain && event.dedupKey == dedupKey && event.replaceKey == replaceKey {
                 stateKey = RouterState.Key(plainSink: target.sinkName, sinkHash: target.sinkNameHash, key: dedupKey, keyHash: dedupKeyHash)
@@ -367,25 +379,25 @@ public final class NotificationRouter: Sendable {
                 stateKey = RouterState.Key(sink: target.sinkName, key: event.dedupKey)
                 handleKey = event.replaceKey.map { RouterState.Key(sink: target.sinkName, key: $0) }
             }
-            pending.append(PendingDelivery(
+            wave.slots.append(Slot(PendingDelivery(
                 index: index, target: target, instance: instance, capabilities: capabilities, stateKey: stateKey,
-                handleKey: handleKey, event: event))
+                handleKey: handleKey, event: event)))
         }
-
-        return (outcomes, pending)
+        return wave
     }
 
-    /// Step 4: policy, decided against the remembered state in one transaction.
-    private func decideWave(_ pending: [PendingDelivery], _ outcomes: inout [SinkOutcome]) -> [PolicyDecision] {
+    /// Step 4: policy, decided against the remembered state in one transaction, into
+    /// each slot's decision.
+    private func decideWave(_ wave: inout Wave) {
         let now = clock.now()
         let maxEntries = configuration.state.maxEntries
         let inhibitRules = configuration.inhibitRules
-        var decisions: [PolicyDecision]
         var flushes: [CountUpdateCoalescer.Flush] = []
         do {
-            (decisions, flushes) = try store.withState { state in
+            flushes = try store.withState { state in
                 var flushes: [CountUpdateCoalescer.Flush] = []
-                let decisions = pending.map { item in
+                for position in wave.slots.indices {
+                    let item = wave.slots[position].item
                     var decision: PolicyDecision
                     if inhibitRules.isEmpty && !item.target.holdsEvents && state.quiet.isEmpty {
                         // Nothing to inhibit, hold or release: dedup and replace are the whole policy.
@@ -404,90 +416,89 @@ public final class NotificationRouter: Sendable {
                         // Inside the transaction: a duplicate and its original's commit cannot pass each other.
                         if let flush = coalesce(&decision, item, now: now) { flushes.append(flush) }
                     }
-                    return decision
+                    wave.slots[position].decision = decision
                 }
-                return (decisions, flushes)
+                return flushes
             }
         } catch {
             // State that cannot be read must not stop delivery: deliver as new and say so.
-            for item in pending { outcomes[item.index].notes.append("state unavailable (\(error)); dedup and replace skipped") }
-            decisions = pending.map { _ in PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false) }
+            for position in wave.slots.indices {
+                wave.outcomes[wave.slots[position].item.index].notes.append("state unavailable (\(error)); dedup and replace skipped")
+                wave.slots[position].decision = PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false)
+            }
         }
         for flush in flushes { schedule(flush) }
-
-        return decisions
     }
 
     /// What the state must remember (handles of what was shown; windows of failures
     /// undone) and what the outcomes say, once the wave's deliveries have returned.
     private func settleWave(_ wave: inout Wave) -> [SinkOutcome] {
-        settleWave(wave.pending, wave.decisions, wave.results, &wave.outcomes)
-        return wave.outcomes
-    }
-
-    private func settleWave(
-        _ pending: [PendingDelivery], _ decisions: [PolicyDecision], _ results: [Answer],
-        _ outcomes: inout [SinkOutcome]
-    ) {
         let inhibitRules = configuration.inhibitRules
         let maxEntries = configuration.state.maxEntries
-        var commits: [(item: Int, handle: SinkHandle?)] = []
-        commits.reserveCapacity(pending.count)
+        var committing = false, firstCommit: Int?
         var rollbacks: [RouterState.Key] = []
         var finishedUpdates: [RouterState.Key] = []
-        for position in pending.indices {
-            let index = pending[position].index
-            let decision = decisions[position]
-            outcomes[index].duration = results[index].duration
+        for position in wave.slots.indices {
+            let index = wave.slots[position].item.index
+            let decision = wave.slots[position].decision
+            wave.outcomes[index].duration = wave.slots[position].answer.duration
             if let summary = decision.summary {
-                outcomes[index].notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
+                wave.outcomes[index].notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
             }
             if let suppressed = decision.suppressed {
                 // A duplicate: suppressed, with the earlier notification's count updated where the sink can.
                 if case .duplicate(let count, let window, _) = suppressed {
                     var updated = false
-                    if case .updateDuplicateCount = decision.intent { finishedUpdates.append(pending[position].stateKey) }
-                    if let error = results[index].error { outcomes[index].notes.append("count update failed: \(error.message)") }
-                    if results[index].receipt != nil { updated = true }
-                    if decision.coalesced {
-                        outcomes[index].notes.append("count update coalesced: the notification will show the latest count")
+                    if case .updateDuplicateCount = decision.intent { finishedUpdates.append(wave.slots[position].item.stateKey) }
+                    if let error = wave.slots[position].answer.error {
+                        wave.outcomes[index].notes.append("count update failed: \(error.message)")
                     }
-                    outcomes[index].status = .suppressed(.duplicate(count: count, window: window, updatedInPlace: updated))
+                    if wave.slots[position].answer.receipt != nil { updated = true }
+                    if decision.coalesced {
+                        wave.outcomes[index].notes.append("count update coalesced: the notification will show the latest count")
+                    }
+                    wave.outcomes[index].status = .suppressed(.duplicate(count: count, window: window, updatedInPlace: updated))
                 } else {
-                    outcomes[index].status = .suppressed(suppressed)
+                    wave.outcomes[index].status = .suppressed(suppressed)
                 }
-            } else if let receipt = results[index].receipt {
-                outcomes[index].handle = receipt.handle
-                if !receipt.notes.isEmpty { outcomes[index].notes += receipt.notes }
+                // Not committed: the commit below looks only at answers to deliveries that were not suppressed.
+                wave.slots[position].answer.receipt = nil
+            } else if let receipt = wave.slots[position].answer.receipt {
+                wave.outcomes[index].handle = receipt.handle
+                if !receipt.notes.isEmpty { wave.outcomes[index].notes += receipt.notes }
                 switch (receipt.disposition, decision.intent) {
-                case (.queued(let reason), _): outcomes[index].status = .queued(reason: reason)
-                case (.delivered, .replace(let previous)): outcomes[index].status = .replaced(previous: previous)
-                case (.delivered, _): outcomes[index].status = .delivered
+                case (.queued(let reason), _): wave.outcomes[index].status = .queued(reason: reason)
+                case (.delivered, .replace(let previous)): wave.outcomes[index].status = .replaced(previous: previous)
+                case (.delivered, _): wave.outcomes[index].status = .delivered
                 }
-                commits.append((position, receipt.handle))
-            } else if let error = results[index].error {
-                outcomes[index].status = SinkOutcome.Status(failure: error)
+                if firstCommit == nil { firstCommit = position }
+                if receipt.handle != nil { committing = true }
+            } else if let error = wave.slots[position].answer.error {
+                wave.outcomes[index].status = SinkOutcome.Status(failure: error)
                 // A failed delivery must not make the next attempt look like a duplicate.
-                if decision.createdWindow { rollbacks.append(pending[position].stateKey) }
+                if decision.createdWindow { rollbacks.append(wave.slots[position].item.stateKey) }
             }
         }
-        let inhibits = !inhibitRules.isEmpty && !commits.isEmpty
-        if commits.contains(where: { $0.handle != nil }) || !rollbacks.isEmpty || inhibits {
+        let inhibits = !inhibitRules.isEmpty && firstCommit != nil
+        if committing || !rollbacks.isEmpty || inhibits {
             let committed = clock.now()
             _ = try? store.withState { state in
-                for commit in commits {
-                    let item = pending[commit.item]
-                    PolicyDecision.commit(event: item.event, sink: item.target.sinkName, handle: commit.handle, now: committed,
+                // The deliveries that were not suppressed and answered with a receipt, in order.
+                for position in wave.slots.indices {
+                    guard let receipt = wave.slots[position].answer.receipt else { continue }
+                    let item = wave.slots[position].item
+                    PolicyDecision.commit(event: item.event, sink: item.target.sinkName, handle: receipt.handle, now: committed,
                                           state: &state, dedupStateKey: item.stateKey, handleStateKey: item.handleKey)
                 }
-                if inhibits, let first = commits.first {
-                    PolicyDecision.recordInhibitor(pending[first.item].event, rules: inhibitRules, now: committed, state: &state)
+                if inhibits, let first = firstCommit {
+                    PolicyDecision.recordInhibitor(wave.slots[first].item.event, rules: inhibitRules, now: committed, state: &state)
                 }
                 for key in rollbacks { state.removeDedup(forKey: key) }
                 if state.handles.count > maxEntries { state.evict(maxEntries: maxEntries) }
             }
         }
-        if !countUpdates.isEmpty { settleCountUpdates(pending, decisions, results, finishedUpdates) }
+        if !countUpdates.isEmpty { settleCountUpdates(wave.slots, finishedUpdates) }
+        return wave.outcomes
     }
 
     /// "+37 more from backup": one notification for what a policy held back.
