@@ -87,21 +87,26 @@ final class CountingSink: NotificationSink {
     }
 
     private func count(_ delivery: SinkDelivery) -> SinkReceipt {
-        let handle: Int = state.withLock { state in
+        // A replace or an update keeps the handle it was given (as RecordingSink does);
+        // parsing it to an Int and formatting it back was the sink's own cost, not the router's.
+        let handle: Int? = state.withLock { state in
             switch delivery.intent {
             case .show:
                 state.shown += 1
                 state.next += 1
                 return state.next
-            case .replace(let existing):
+            case .replace:
                 state.replaced += 1
-                return Int(existing.value) ?? 0
-            case .updateDuplicateCount(let existing, _):
+                return nil
+            case .updateDuplicateCount:
                 state.updated += 1
-                return Int(existing.value) ?? 0
+                return nil
             }
         }
-        return SinkReceipt(handle: SinkHandle(String(handle)))
+        switch delivery.intent {
+        case .replace(let existing), .updateDuplicateCount(let existing, _): return SinkReceipt(handle: existing)
+        case .show: return SinkReceipt(handle: SinkHandle(String(handle!)))
+        }
     }
 }
 
