@@ -200,7 +200,33 @@ struct RoutingPlan: Sendable {
     /// A rule's effects behind a reference: the plan applies them without copying the rule.
     final class Effects: Sendable {
         let effects: EventEffects
-        init(_ effects: EventEffects) { self.effects = effects }
+        /// Whether applying them can change what matchers see (level, source, app,
+        /// category, tags): when not, the plan keeps the subject it has.
+        let changesSubject: Bool
+
+        init(_ effects: EventEffects) {
+            self.effects = effects
+            changesSubject = effects.level != nil || effects.source != nil || effects.app != nil || effects.category != nil
+                || !effects.tags.isEmpty
+        }
+
+        /// ``EventEffects/apply(_:)`` read field by field from the class: passing
+        /// `effects.effects` as an argument copied the whole struct (a retain per field)
+        /// and destroyed it after. Keep the two in step.
+        func apply(to layer: inout EventEffects) {
+            if let level = effects.level { layer.level = level }
+            if let timeout = effects.timeout { layer.timeout = timeout }
+            if let app = effects.app { layer.app = app }
+            if let source = effects.source { layer.source = source }
+            if let icon = effects.icon { layer.icon = icon }
+            if let category = effects.category { layer.category = category }
+            if !effects.tags.isEmpty { layer.tags.formUnion(effects.tags) }
+            if let dedupKey = effects.dedupKey { layer.dedupKey = dedupKey }
+            if let replaceKey = effects.replaceKey { layer.replaceKey = replaceKey }
+            if let messageID = effects.messageID { layer.messageID = messageID }
+            if !effects.fields.isEmpty { layer.fields.merge(effects.fields) { _, new in new } }
+            if effects.drop { layer.drop = true }
+        }
     }
 
     struct Trace: Sendable {
@@ -243,7 +269,7 @@ extension NotificationRouter {
     func plan(_ event: consuming NotificationEvent, only sinkNames: [String]? = nil, tracing: Bool = false) -> RoutingPlan {
         let explicit = event
         var ruleLayer = EventEffects()
-        var subject = subject(explicit, ruleLayer: nil)
+        var subject = subject(explicit)
         var matchedRules: [String] = []
         var ruleTraces: [RoutingPlan.Trace] = []
         var routeTraces: [RoutingPlan.Trace] = []
@@ -265,9 +291,11 @@ extension NotificationRouter {
             guard matched else { continue }
             let effects = tables.ruleEffects[index]
             if matchedRules.isEmpty { matchedRules = tables.ruleLabelLists[index] } else { matchedRules.append(tables.ruleLabels[index]) }
-            ruleLayer.apply(effects.effects)
-            subject = self.subject(explicit, ruleLayer: ruleLayer)
-            leads = RoutingPlan.SubjectLeads(subject)
+            effects.apply(to: &ruleLayer)
+            if effects.changesSubject {
+                subject = self.subject(explicit, ruleLayer: ruleLayer)
+                leads = RoutingPlan.SubjectLeads(subject)
+            }
             if effects.effects.drop {
                 return RoutingPlan(explicit: explicit, ruleLayer: ruleLayer, subject: subject, matchedRules: matchedRules,
                                    droppedBy: tables.ruleLabels[index], ruleTraces: ruleTraces)
@@ -337,18 +365,25 @@ extension NotificationRouter {
                            routeTraces: routeTraces)
     }
 
-    /// What matchers see: explicit values over the rules' over the config defaults
-    /// (`ruleLayer` nil: no rule has set anything yet).
-    func subject(_ event: NotificationEvent, ruleLayer: EventEffects?) -> MatchSubject {
+    /// What matchers see: explicit values over the rules' over the config defaults.
+    func subject(_ event: NotificationEvent, ruleLayer: EventEffects) -> MatchSubject {
         let defaults = tables.defaults
         return MatchSubject(
-            level: event.level ?? ruleLayer?.level ?? defaults.level,
-            source: event.source ?? ruleLayer?.source ?? defaults.source,
-            app: event.app ?? ruleLayer?.app ?? defaults.app,
+            level: event.level ?? ruleLayer.level ?? defaults.level,
+            source: event.source ?? ruleLayer.source ?? defaults.source,
+            app: event.app ?? ruleLayer.app ?? defaults.app,
             title: event.title,
             body: event.body,
-            category: event.category ?? ruleLayer?.category ?? defaults.category,
-            tags: ruleLayer.map { $0.tags.isEmpty ? event.tags : event.tags.union($0.tags) } ?? event.tags)
+            category: event.category ?? ruleLayer.category ?? defaults.category,
+            tags: ruleLayer.tags.isEmpty ? event.tags : event.tags.union(ruleLayer.tags))
+    }
+
+    /// ``subject(_:ruleLayer:)`` before any rule has set anything.
+    func subject(_ event: NotificationEvent) -> MatchSubject {
+        let defaults = tables.defaults
+        return MatchSubject(
+            level: event.level ?? defaults.level, source: event.source ?? defaults.source, app: event.app ?? defaults.app,
+            title: event.title, body: event.body, category: event.category ?? defaults.category, tags: event.tags)
     }
 
     /// The cascade: built-in → config defaults → per level → rules → route → sink → explicit.
