@@ -219,6 +219,9 @@ public final class NotificationRouter: Sendable {
     struct Slot {
         let item: PendingDelivery
         var decision = PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false)
+        /// `decision.sendsSomething`, noted when the decision is made: the loops that ask
+        /// it read a Bool instead of copying the decision's enums out.
+        var sends = true
         var answer = Answer(duration: .zero)
 
         init(_ item: PendingDelivery) { self.item = item }
@@ -256,14 +259,13 @@ public final class NotificationRouter: Sendable {
         decideWave(&wave)
         // By index, here and below: iterating the slots copies every delivery (and its
         // event) once per loop.
-        for position in wave.slots.indices
-        where wave.slots[position].decision.sendsSomething && !wave.slots[position].item.capabilities.deliversInline {
+        for position in wave.slots.indices where wave.slots[position].sends && !wave.slots[position].item.capabilities.deliversInline {
             // Step 5 for sinks that may block: each under its own deadline, all at once.
             wave.concurrent = true
             wave.resumeAt = 0
             return wave
         }
-        for position in wave.slots.indices where wave.slots[position].decision.sendsSomething {
+        for position in wave.slots.indices where wave.slots[position].sends {
             let item = wave.slots[position].item
             guard wave.slots[position].decision.summary == nil else {
                 wave.resumeAt = position
@@ -278,10 +280,12 @@ public final class NotificationRouter: Sendable {
                     wave.resumeAt = position
                     return wave
                 }
-                wave.slots[position].answer = Answer(receipt: receipt, duration: ContinuousClock.now - started)
+                // Field by field: a whole Answer assigned was made, copied in and destroyed.
+                wave.slots[position].answer.receipt = receipt
             } catch {
-                wave.slots[position].answer = Answer(error: SinkError(wrapping: error), duration: ContinuousClock.now - started)
+                wave.slots[position].answer.error = SinkError(wrapping: error)
             }
+            wave.slots[position].answer.duration = ContinuousClock.now - started
         }
         return wave
     }
@@ -298,7 +302,7 @@ public final class NotificationRouter: Sendable {
         if wave.concurrent {
             let slots = wave.slots
             let answers = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { group in
-                for position in slots.indices where slots[position].decision.sendsSomething {
+                for position in slots.indices where slots[position].sends {
                     let item = slots[position].item, decision = slots[position].decision
                     group.addTask {
                         let (_, result, duration) = await self.deliverOne(item, decision)
@@ -312,7 +316,7 @@ public final class NotificationRouter: Sendable {
             for (position, answer) in answers { wave.slots[position].answer = answer }
             return
         }
-        for position in resumeAt..<wave.slots.count where wave.slots[position].decision.sendsSomething {
+        for position in resumeAt..<wave.slots.count where wave.slots[position].sends {
             let item = wave.slots[position].item, decision = wave.slots[position].decision
             guard decision.summary == nil else {
                 let (_, result, duration) = await deliverOne(item, decision)
@@ -416,6 +420,7 @@ public final class NotificationRouter: Sendable {
                         // Inside the transaction: a duplicate and its original's commit cannot pass each other.
                         if let flush = coalesce(&decision, item, now: now) { flushes.append(flush) }
                     }
+                    wave.slots[position].sends = decision.sendsSomething
                     wave.slots[position].decision = decision
                 }
                 return flushes
@@ -425,6 +430,7 @@ public final class NotificationRouter: Sendable {
             for position in wave.slots.indices {
                 wave.outcomes[wave.slots[position].item.index].notes.append("state unavailable (\(error)); dedup and replace skipped")
                 wave.slots[position].decision = PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false)
+                wave.slots[position].sends = true
             }
         }
         for flush in flushes { schedule(flush) }
