@@ -1,5 +1,6 @@
 @testable import NotifyRoute
 import Testing
+import FoundationEssentials
 
 /// Keys are built by copying UTF-8 into one allocation: the same strings as appending.
 @Suite struct KeyBuilderTests {
@@ -48,5 +49,25 @@ import Testing
         let plain = RouterState.Key("no separator")
         #expect(plain.sink == nil && plain.key == "no separator" && plain.text == "no separator")
         #expect(plain != RouterState.Key(sink: "", key: "no separator"))
+    }
+}
+
+@Suite struct HandleEvictionTests {
+    /// Past the bound, handles are cut to 90% by when they were last used: one used
+    /// again outlives older ones.
+    @Test func leastRecentlyUsedHandlesGo() {
+        var state = RouterState()
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        for index in 0..<10 {
+            state.storeHandle(.init(handle: SinkHandle("\(index)"), lastUsed: start.addingTimeInterval(Double(index))),
+                              forKey: RouterState.Key(sink: "s", key: "k\(index)"))
+        }
+        // k0 used again: now the most recent.
+        state.storeHandle(.init(handle: SinkHandle("0"), lastUsed: start.addingTimeInterval(20)), forKey: RouterState.Key(sink: "s", key: "k0"))
+        state.storeHandle(.init(handle: SinkHandle("10"), lastUsed: start.addingTimeInterval(21)), forKey: RouterState.Key(sink: "s", key: "k10"))
+        state.evict(maxEntries: 10)
+        #expect(state.handles.count == 9)
+        let kept = Set(state.handles.keys.map(\.key))
+        #expect(kept == Set(["k0", "k10"] + (3...9).map { "k\($0)" }))
     }
 }

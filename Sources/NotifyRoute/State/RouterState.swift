@@ -84,11 +84,16 @@ public struct RouterState: Codable, Hashable, Sendable {
     /// Active inhibiting events, keyed by rule and signature.
     public var inhibitors: [String: InhibitorRecord] = [:]
 
-    /// The order in which ``dedup`` and ``handles`` keys were last stamped, so that
-    /// eviction takes the oldest without scanning the map. Not part of the state's
-    /// identity (equality, hashing, coding): a decoded state has none and evicts by selection.
+    /// The order in which ``dedup`` keys were last stamped, so that eviction takes the
+    /// oldest without scanning the map. Not part of the state's identity (equality,
+    /// hashing, coding): a decoded state has none and evicts by selection.
+    ///
+    /// ``handles`` keeps no order: a handle is restamped by every event that replaces it
+    /// (a few keys used over and over), so its order grew by an entry (a key copy) per
+    /// event and was compacted every few thousand, about 400 instructions per event,
+    /// for a map that rarely reaches its bound. Past it, the handles are cut by selection
+    /// (linear, once per tenth of the bound of insertions), as a decoded state's are.
     var dedupOrder = EvictionOrder()
-    var handlesOrder = EvictionOrder()
     /// No dedup window closes before this instant (a lower bound: the earliest
     /// `expires` noted since the last scan), so eviction scans for closed windows
     /// only when one may have closed.
@@ -96,7 +101,6 @@ public struct RouterState: Codable, Hashable, Sendable {
 
     public init() {
         dedupOrder.isTracking = true
-        handlesOrder.isTracking = true
         earliestExpiry = .infinity
     }
 
@@ -229,25 +233,23 @@ public struct RouterState: Codable, Hashable, Sendable {
         if dedup.removeValue(forKey: key) != nil { dedupOrder.removed() }
     }
 
-    /// Stores the handle shown for `key`: the key goes to the back of the eviction order.
+    /// Stores the handle shown for `key` (its `lastUsed` is what eviction goes by).
     mutating func storeHandle(_ record: HandleRecord, forKey key: Key) {
-        let isNew = handles.updateValue(record, forKey: key) == nil
-        handlesOrder.stamp(key, record.lastUsed, isNew: isNew)
-        handlesOrder.compactIfNeeded(handles) { $0.lastUsed }
+        handles[key] = record
     }
 
     mutating func removeHandle(forKey key: Key) {
-        if handles.removeValue(forKey: key) != nil { handlesOrder.removed() }
+        handles.removeValue(forKey: key)
     }
 
     /// Forgets the oldest entries once a map holds more than `maxEntries`, down to 90%
     /// of it, so that eviction runs once per many insertions, not on each.
     ///
     /// Windows that have closed go first (looked for only when one may have: see
-    /// ``earliestExpiry``). Then the least recently stamped entries, taken from the
-    /// front of the map's ``EvictionOrder`` in O(evicted); a map changed behind the
-    /// order's back (a decoded state, a test) is cut by selection of the cut-off
-    /// instant instead (linear on average), never by sorting the map.
+    /// ``earliestExpiry``). Then the least recently stamped entries: dedup records taken
+    /// from the front of their ``EvictionOrder`` in O(evicted); handles, and dedup records
+    /// changed behind the order's back (a decoded state, a test), cut by selection of the
+    /// cut-off instant instead (linear on average), never by sorting the map.
     public mutating func evict(maxEntries: Int, now: Date? = nil) {
         let ordered = dedupOrder.covers(count: dedup.count)
         if let now, dedup.count > maxEntries, !ordered || now.timeIntervalSinceReferenceDate >= earliestExpiry {
@@ -269,10 +271,7 @@ public struct RouterState: Codable, Hashable, Sendable {
             }
         }
         if handles.count > maxEntries {
-            if !handlesOrder.covers(count: handles.count) || !handlesOrder.dropOldest(&handles, keeping: keep, stamp: { $0.lastUsed }) {
-                handlesOrder.isTracking = false
-                Self.dropOldest(&handles, keeping: keep) { $0.lastUsed }
-            }
+            Self.dropOldest(&handles, keeping: keep) { $0.lastUsed }
         }
     }
 
