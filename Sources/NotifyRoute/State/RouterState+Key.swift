@@ -5,9 +5,15 @@ extension RouterState {
     ///
     /// The router looks each key up four or five times per event and sink (the decision,
     /// the commit, eviction): the key hashes its two parts once, with the standard
-    /// library's hasher, when it is made, and every lookup reuses that value, where a
-    /// string key was hashed afresh (SipHash over some 35 bytes) by each. It also keeps
-    /// the two parts as they are, without building the joined text.
+    /// library's hasher, when it is made (the router hashes an event's keys once for all
+    /// its sinks), and every lookup reuses that value, where a string key was hashed
+    /// afresh (SipHash over some 35 bytes) by each. It also keeps the two parts as they
+    /// are, without building the joined text.
+    ///
+    /// A class, immutable, compared by value: a key is copied into the map, the eviction
+    /// order and the wave's bookkeeping several times per event, one retain each, where a
+    /// struct of two strings took two (through outlined copy functions) and as many
+    /// releases; a lookup of the very key stored ends at the identity check.
     ///
     /// The hash is as hard to steer as a `String`'s: `Hasher` is seeded at random per
     /// process, and a dictionary mixes in its own per-instance seed (see
@@ -19,7 +25,7 @@ extension RouterState {
     /// RouterState.Key("desktop\u{1E}backup") == key   // true
     /// state.handles[key]?.handle
     /// ```
-    public struct Key: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public final class Key: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
         /// The sink's instance name; `nil` for a text without a record separator (a
         /// hand-written state file), which is then all ``key``.
         public let sink: String?
@@ -28,42 +34,42 @@ extension RouterState {
         /// Both parts hashed once, each by `Hasher` (seeded at random per process).
         private let hash: Int
 
+        private init(sink: String?, key: String, hash: Int) {
+            self.sink = sink
+            self.key = key
+            self.hash = hash
+        }
+
         /// The key of `key` on the sink named `sink`.
-        public init(sink: String, key: String) {
+        public convenience init(sink: String, key: String) {
             // A sink name holding the separator (possible only for sinks given in code)
             // is split where its text would be split when read back, so that the key
             // equals the one read from the state file.
             if sink.utf8.contains(0x1E) {
-                self = Key(KeyBuilder.join(sink, key, separator: 0x1E))
+                self.init(KeyBuilder.join(sink, key, separator: 0x1E))
             } else {
-                self.sink = sink
-                self.key = key
-                hash = Self.hash(sink, key)
+                self.init(sink: sink, key: key, hash: Self.hash(sink, key))
             }
         }
 
         /// ``init(sink:key:)`` for a sink name known to hold no U+001E, with both parts'
         /// `hashValue`s at hand: a wave hashes its event's dedup key once for all its sinks,
         /// and each sink's name once when the router is made.
-        init(plainSink sink: String, sinkHash: Int, key: String, keyHash: Int) {
-            self.sink = sink
-            self.key = key
-            hash = Self.combine(sinkHash, keyHash)
+        convenience init(plainSink sink: String, sinkHash: Int, key: String, keyHash: Int) {
+            self.init(sink: sink, key: key, hash: Self.combine(sinkHash, keyHash))
         }
 
         /// The key whose ``text`` is `text`: split at its first U+001E.
-        public init(_ text: String) {
+        public convenience init(_ text: String) {
             if let separator = text.utf8.firstIndex(of: 0x1E) {
-                sink = String(text[..<separator])
-                key = String(text[text.utf8.index(after: separator)...])
+                let sink = String(text[..<separator]), key = String(text[text.utf8.index(after: separator)...])
+                self.init(sink: sink, key: key, hash: Self.hash(sink, key))
             } else {
-                sink = nil
-                key = text
+                self.init(sink: nil, key: text, hash: Self.hash(nil, text))
             }
-            hash = Self.hash(sink, key)
         }
 
-        public init(stringLiteral text: String) {
+        public convenience init(stringLiteral text: String) {
             self.init(text)
         }
 
@@ -91,7 +97,7 @@ extension RouterState {
         }
 
         public static func == (lhs: Key, rhs: Key) -> Bool {
-            lhs.hash == rhs.hash && lhs.key == rhs.key && lhs.sink == rhs.sink
+            lhs === rhs || (lhs.hash == rhs.hash && lhs.key == rhs.key && lhs.sink == rhs.sink)
         }
 
         public func hash(into hasher: inout Hasher) {
