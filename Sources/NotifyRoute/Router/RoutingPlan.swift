@@ -360,7 +360,8 @@ extension NotificationRouter {
                 targets = tables.fallbackTargets
             }
         }
-        return RoutingPlan(explicit: explicit, ruleLayer: ruleLayer, subject: subject, matchedRules: matchedRules,
+        // Moved, not copied: the layer and the subject are a dozen reference-counted fields each.
+        return RoutingPlan(explicit: explicit, ruleLayer: consume ruleLayer, subject: consume subject, matchedRules: matchedRules,
                            matchedRoutes: matchedRoutes, targets: targets, notes: notes, ruleTraces: ruleTraces,
                            routeTraces: routeTraces)
     }
