@@ -421,7 +421,7 @@ public final class NotificationRouter: Sendable {
                         if let flush = coalesce(&decision, item, now: now) { flushes.append(flush) }
                     }
                     wave.slots[position].sends = decision.sendsSomething
-                    wave.slots[position].decision = decision
+                    wave.slots[position].decision = consume decision
                 }
                 return flushes
             }
@@ -446,21 +446,20 @@ public final class NotificationRouter: Sendable {
         var finishedUpdates: [RouterState.Key] = []
         for position in wave.slots.indices {
             let index = wave.slots[position].item.index
-            let decision = wave.slots[position].decision
             wave.outcomes[index].duration = wave.slots[position].answer.duration
-            if let summary = decision.summary {
+            if let summary = wave.slots[position].decision.summary {
                 wave.outcomes[index].notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
             }
-            if let suppressed = decision.suppressed {
+            if let suppressed = wave.slots[position].decision.suppressed {
                 // A duplicate: suppressed, with the earlier notification's count updated where the sink can.
                 if case .duplicate(let count, let window, _) = suppressed {
                     var updated = false
-                    if case .updateDuplicateCount = decision.intent { finishedUpdates.append(wave.slots[position].item.stateKey) }
+                    if case .updateDuplicateCount = wave.slots[position].decision.intent { finishedUpdates.append(wave.slots[position].item.stateKey) }
                     if let error = wave.slots[position].answer.error {
                         wave.outcomes[index].notes.append("count update failed: \(error.message)")
                     }
                     if wave.slots[position].answer.receipt != nil { updated = true }
-                    if decision.coalesced {
+                    if wave.slots[position].decision.coalesced {
                         wave.outcomes[index].notes.append("count update coalesced: the notification will show the latest count")
                     }
                     wave.outcomes[index].status = .suppressed(.duplicate(count: count, window: window, updatedInPlace: updated))
@@ -472,7 +471,7 @@ public final class NotificationRouter: Sendable {
             } else if let receipt = wave.slots[position].answer.receipt {
                 wave.outcomes[index].handle = receipt.handle
                 if !receipt.notes.isEmpty { wave.outcomes[index].notes += receipt.notes }
-                switch (receipt.disposition, decision.intent) {
+                switch (receipt.disposition, wave.slots[position].decision.intent) {
                 case (.queued(let reason), _): wave.outcomes[index].status = .queued(reason: reason)
                 case (.delivered, .replace(let previous)): wave.outcomes[index].status = .replaced(previous: previous)
                 case (.delivered, _): wave.outcomes[index].status = .delivered
@@ -482,7 +481,7 @@ public final class NotificationRouter: Sendable {
             } else if let error = wave.slots[position].answer.error {
                 wave.outcomes[index].status = SinkOutcome.Status(failure: error)
                 // A failed delivery must not make the next attempt look like a duplicate.
-                if decision.createdWindow { rollbacks.append(wave.slots[position].item.stateKey) }
+                if wave.slots[position].decision.createdWindow { rollbacks.append(wave.slots[position].item.stateKey) }
             }
         }
         let inhibits = !inhibitRules.isEmpty && firstCommit != nil
