@@ -164,7 +164,7 @@ import Testing
             clock.advance(by: .seconds(1))
         }
         func remembered(_ title: String) -> Bool {
-            store.snapshot.dedup.keys.contains { $0.hasSuffix("\u{1F}\(title)\u{1F}") }
+            store.snapshot.dedup.keys.contains { $0.text.hasSuffix("\u{1F}\(title)\u{1F}") }
         }
 
         try await send("closes soon", source: "short")  // its window closes a minute later

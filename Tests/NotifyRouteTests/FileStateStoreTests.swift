@@ -21,6 +21,39 @@ import Testing
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
 
+    /// A state file as written when the maps were keyed by strings (`sink` U+001E `key`)
+    /// loads into ``RouterState/Key``s, and is written back with the same key texts.
+    @Test func aFileInTheStringKeyedFormatLoads() throws {
+        let path = try directory()
+        let json = #"""
+            {"dedup":{"out\u001eerror\u001fdb\u001fDisk full\u001f":{"firstSeen":1800000000,"lastSeen":1800000030,"count":3,\#
+            "handle":{"value":"7"},"expires":1800000600},"k":{"firstSeen":1800000000,"lastSeen":1800000000,"count":1,"expires":1800000060}},\#
+            "handles":{"desk\u001ebackup":{"handle":{"value":"17"},"lastUsed":1800000000}},\#
+            "rates":{"route 1\u001eout":{"periodStart":1800000000,"sent":2,"held":1,"sources":{"db":1},"highest":"error"}},\#
+            "quiet":{},"inhibitors":{"0\u001edb":{"rule":0,"signature":"db","expires":1800000600,"dedupKey":"x"}}}
+            """#
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path + "/state.json"))
+        let store = FileStateStore(directory: path)
+        let state = try store.withState { $0 }
+        let dedupKey = RouterState.Key(sink: "out", key: "error\u{1F}db\u{1F}Disk full\u{1F}")
+        #expect(state.dedup[dedupKey]?.count == 3)
+        #expect(state.dedup[dedupKey]?.handle == SinkHandle("7"))
+        #expect(state.dedup["k"]?.count == 1)
+        #expect(state.handles[RouterState.Key(sink: "desk", key: "backup")]?.handle == SinkHandle("17"))
+        #expect(state.rates["route 1\u{1E}out"]?.held == 1)
+        #expect(state.inhibitors["0\u{1E}db"]?.dedupKey == "x")
+        #expect(!FileManager.default.fileExists(atPath: path + "/state.json.corrupt"))
+
+        // Written back (a change makes the store write): the same key texts.
+        try store.withState { $0.handles[RouterState.Key(sink: "desk", key: "other")] = .init(handle: SinkHandle("18"), lastUsed: Date()) }
+        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path + "/state.json"))) as? [String: Any]
+        let dedup = written?["dedup"] as? [String: Any]
+        let handles = written?["handles"] as? [String: Any]
+        #expect(Set(dedup?.keys.map { $0 } ?? []) == ["out\u{1E}error\u{1F}db\u{1F}Disk full\u{1F}", "k"])
+        #expect(Set(handles?.keys.map { $0 } ?? []) == ["desk\u{1E}backup", "desk\u{1E}other"])
+        #expect(try FileStateStore(directory: path).withState { $0 } == (try store.withState { $0 }))
+    }
+
     @Test func aCorruptFileIsSetAsideNotFatal() throws {
         let path = try directory()
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: path + "/state.json"))

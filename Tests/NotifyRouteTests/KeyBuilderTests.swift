@@ -1,5 +1,6 @@
 @testable import NotifyRoute
 import Testing
+import FoundationEssentials
 
 /// Keys are built by copying UTF-8 into one allocation: the same strings as appending.
 @Suite struct KeyBuilderTests {
@@ -30,5 +31,43 @@ import Testing
         #expect(try KeyTemplate("shard-{source}").render(subject) == "shard-db.pool")
         #expect(try KeyTemplate("{app}/{level}/{title}:{body}").render(subject) == "svc/error/Down:")
         #expect(try KeyTemplate("").render(subject) == "")
+    }
+}
+
+@Suite struct StateKeyTests {
+    /// A key made from its parts equals the one read from its text, hashes alike, and
+    /// gives the text back; a text without a separator is all key.
+    @Test(arguments: [("desk", "backup"), ("a", ""), ("", "x\u{1E}y"), ("s\u{1E}t", "k"), ("é", "e\u{301}")])
+    func partsAndTextAgree(sink: String, key: String) {
+        let made = RouterState.Key(sink: sink, key: key)
+        let read = RouterState.Key(sink + "\u{1E}" + key)
+        #expect(made == read)
+        #expect(made.hashValue == read.hashValue)
+        #expect(made.text == sink + "\u{1E}" + key)
+        #expect(Set([made, read]).count == 1)
+        #expect([made: 1][read] == 1)
+        let plain = RouterState.Key("no separator")
+        #expect(plain.sink == nil && plain.key == "no separator" && plain.text == "no separator")
+        #expect(plain != RouterState.Key(sink: "", key: "no separator"))
+    }
+}
+
+@Suite struct HandleEvictionTests {
+    /// Past the bound, handles are cut to 90% by when they were last used: one used
+    /// again outlives older ones.
+    @Test func leastRecentlyUsedHandlesGo() {
+        var state = RouterState()
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        for index in 0..<10 {
+            state.storeHandle(.init(handle: SinkHandle("\(index)"), lastUsed: start.addingTimeInterval(Double(index))),
+                              forKey: RouterState.Key(sink: "s", key: "k\(index)"))
+        }
+        // k0 used again: now the most recent.
+        state.storeHandle(.init(handle: SinkHandle("0"), lastUsed: start.addingTimeInterval(20)), forKey: RouterState.Key(sink: "s", key: "k0"))
+        state.storeHandle(.init(handle: SinkHandle("10"), lastUsed: start.addingTimeInterval(21)), forKey: RouterState.Key(sink: "s", key: "k10"))
+        state.evict(maxEntries: 10)
+        #expect(state.handles.count == 9)
+        let kept = Set(state.handles.keys.map(\.key))
+        #expect(kept == Set(["k0", "k10"] + (3...9).map { "k\($0)" }))
     }
 }

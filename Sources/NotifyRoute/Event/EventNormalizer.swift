@@ -23,8 +23,10 @@ public enum EventNormalizer {
     public static func normalize(_ event: consuming NotificationEvent) throws(EventError) -> NotificationEvent {
         // Each value is written back only when cleaning changed it (a comparison of the
         // same string is a bit test): a clean event stays the caller's, its box not copied.
-        let title = TextSanitizer.truncate(
-            String(TextSanitizer.clean(event.title, keepNewlines: false).trimmingWhitespace()), to: maximumTitleLength)
+        let title = isPlainLine(event.title, maximumLength: maximumTitleLength)
+            ? event.title
+            : TextSanitizer.truncate(
+                String(TextSanitizer.clean(event.title, keepNewlines: false).trimmingWhitespace()), to: maximumTitleLength)
         guard !title.isEmpty else {
             throw EventError("the title is empty; an event needs a one-line title")
         }
@@ -74,8 +76,23 @@ public enum EventNormalizer {
 
     private static func oneLine(_ text: String?) -> String? {
         guard let text else { return nil }
+        if isPlainLine(text, maximumLength: nil) { return text }
         let cleaned = TextSanitizer.clean(text, keepNewlines: false).trimmingWhitespace()
         return cleaned.isEmpty ? nil : String(cleaned)
+    }
+
+    /// Whether cleaning, trimming and truncating to `maximumLength` leave `text` as it is,
+    /// decided in one pass over its bytes: not empty, printable ASCII only (no control
+    /// character, nothing to strip or fold), no space at either end, within the length.
+    /// The usual title, app and source; the full treatment costs a substring and a
+    /// string made from it per value.
+    private static func isPlainLine(_ text: String, maximumLength: Int?) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let first = bytes.first, let last = bytes.last, first != 0x20, last != 0x20 else { return false }
+            if let maximumLength, bytes.count > maximumLength { return false }
+            for byte in bytes where byte < 0x20 || byte > 0x7E { return false }
+            return true
+        } ?? false
     }
 }
 

@@ -34,3 +34,18 @@ public enum Level: String, Codable, CaseIterable, Comparable, Hashable, Sendable
         lhs.severity < rhs.severity
     }
 }
+
+extension Level {
+    /// The level's position in `allCases` (declaration order), for tables indexed by level.
+    var ordinal: Int {
+        switch self {
+        case .debug: 0
+        case .info: 1
+        case .notice: 2
+        case .success: 3
+        case .warning: 4
+        case .error: 5
+        case .critical: 6
+        }
+    }
+}

@@ -38,7 +38,7 @@ final class CountUpdateCoalescer: Sendable {
     /// What the caller must start after a change: send the pending update of a key
     /// after `delay` (zero: at once).
     struct Flush: Sendable {
-        var key: String
+        var key: RouterState.Key
         var delay: Duration
     }
 
@@ -55,7 +55,7 @@ final class CountUpdateCoalescer: Sendable {
     }
 
     let minimumInterval: Duration
-    private let entries = Mutex([String: Entry]())
+    private let entries = Mutex([RouterState.Key: Entry]())
     /// How many keys have an entry: the hot path reads this instead of taking the lock.
     private let active = Atomic<Int>(0)
 
@@ -68,7 +68,7 @@ final class CountUpdateCoalescer: Sendable {
 
     /// A duplicate for a sink that can update in place. `handle` is what the state
     /// remembers of the original (nil while its delivery has not returned).
-    func duplicate(key: String, handle: SinkHandle?, pending: Pending, now: Date) -> (Verdict, Flush?) {
+    func duplicate(key: RouterState.Key, handle: SinkHandle?, pending: Pending, now: Date) -> (Verdict, Flush?) {
         withEntry(key) { entry in
             if let handle { entry.handle = handle }
             // A planned flush does not hold back a duplicate that comes after the interval:
@@ -86,13 +86,13 @@ final class CountUpdateCoalescer: Sendable {
 
     /// A new dedup window opened for `key`: its original is on its way, and an earlier
     /// window's handle must not receive the new window's counts.
-    func originalStarted(key: String) {
+    func originalStarted(key: RouterState.Key) {
         _ = withExistingEntry(key) { entry in entry.handle = nil }
     }
 
     /// The original delivery of `key` returned (`handle` nil: it failed or gave none).
     /// Only called when ``isEmpty`` is false.
-    func originalFinished(key: String, handle: SinkHandle?, now: Date) -> Flush? {
+    func originalFinished(key: RouterState.Key, handle: SinkHandle?, now: Date) -> Flush? {
         withExistingEntry(key) { entry in
             guard let handle else {
                 // Nothing to update: the duplicates stay counted in their reports.
@@ -105,7 +105,7 @@ final class CountUpdateCoalescer: Sendable {
     }
 
     /// An update of `key` (sent with a wave or by a flush) returned.
-    func updateFinished(key: String, now: Date) -> Flush? {
+    func updateFinished(key: RouterState.Key, now: Date) -> Flush? {
         withExistingEntry(key) { entry in
             entry.inFlight = false
             return planFlush(key, &entry, now: now)
@@ -113,7 +113,7 @@ final class CountUpdateCoalescer: Sendable {
     }
 
     /// Takes the pending update of `key` to send it now, marking it in flight.
-    func takePending(key: String, now: Date) -> (Pending, SinkHandle)? {
+    func takePending(key: RouterState.Key, now: Date) -> (Pending, SinkHandle)? {
         withExistingEntry(key) { entry in
             entry.scheduled = false
             guard !entry.inFlight, let pending = entry.pending, let handle = entry.handle else { return nil }
@@ -126,9 +126,9 @@ final class CountUpdateCoalescer: Sendable {
 
     /// Keys with an update waiting for a handle that is known, and whether any update is
     /// still in flight: what ``NotificationRouter/finish(within:)`` sends at once or awaits.
-    func outstanding() -> (ready: [String], inFlight: Bool) {
+    func outstanding() -> (ready: [RouterState.Key], inFlight: Bool) {
         entries.withLock { entries in
-            var ready: [String] = []
+            var ready: [RouterState.Key] = []
             var inFlight = false
             for (key, entry) in entries {
                 if entry.inFlight { inFlight = true }
@@ -139,7 +139,7 @@ final class CountUpdateCoalescer: Sendable {
     }
 
     /// When the pending update of an entry can go, if it has one and none is planned.
-    private func planFlush(_ key: String, _ entry: inout Entry, now: Date) -> Flush? {
+    private func planFlush(_ key: RouterState.Key, _ entry: inout Entry, now: Date) -> Flush? {
         guard entry.pending != nil, entry.handle != nil, !entry.inFlight, !entry.scheduled else { return nil }
         entry.scheduled = true
         var delay = Duration.zero
@@ -155,7 +155,7 @@ final class CountUpdateCoalescer: Sendable {
         return now.timeIntervalSince(last) >= minimumInterval.seconds
     }
 
-    private func withEntry<R>(_ key: String, _ body: (inout Entry) -> R) -> R {
+    private func withEntry<R>(_ key: RouterState.Key, _ body: (inout Entry) -> R) -> R {
         entries.withLock { entries in
             let isNew = entries[key] == nil
             let result = body(&entries[key, default: Entry()])
@@ -165,7 +165,7 @@ final class CountUpdateCoalescer: Sendable {
         }
     }
 
-    private func withExistingEntry<R>(_ key: String, _ body: (inout Entry) -> R) -> R? {
+    private func withExistingEntry<R>(_ key: RouterState.Key, _ body: (inout Entry) -> R) -> R? {
         entries.withLock { entries in
             guard entries[key] != nil else { return nil }
             let result = body(&entries[key]!)
@@ -180,7 +180,7 @@ final class CountUpdateCoalescer: Sendable {
 
     /// Keeps the map small: idle keys only remember when their last update went, which
     /// matters for one interval; past 1,024 keys the idle ones are forgotten.
-    private func prune(_ entries: inout [String: Entry], keeping key: String) {
+    private func prune(_ entries: inout [RouterState.Key: Entry], keeping key: RouterState.Key) {
         guard entries.count > 1_024 else { return }
         let idle = entries.compactMap { $0.value.isIdle && $0.key != key ? $0.key : nil }
         for key in idle { entries.removeValue(forKey: key) }

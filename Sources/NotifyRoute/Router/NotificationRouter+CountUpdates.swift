@@ -33,18 +33,15 @@ extension NotificationRouter {
 
     /// After a wave's commit: updates sent with it have returned, and originals that
     /// duplicates were waiting for now have their handle (or failed).
-    func settleCountUpdates(
-        _ pending: [PendingDelivery], _ decisions: [PolicyDecision],
-        _ results: [(Result<SinkReceipt, SinkError>?, Duration)], _ finishedUpdates: [String]
-    ) {
+    func settleCountUpdates(_ slots: [Slot], _ finishedUpdates: [RouterState.Key]) {
         let now = clock.now()
         for key in finishedUpdates {
             if let flush = countUpdates.updateFinished(key: key, now: now) { schedule(flush) }
         }
-        for position in pending.indices where decisions[position].createdWindow && pending[position].capabilities.canReplace {
-            var handle: SinkHandle?
-            if case .success(let receipt)? = results[pending[position].index].0 { handle = receipt.handle }
-            if let flush = countUpdates.originalFinished(key: pending[position].stateKey, handle: handle, now: now) { schedule(flush) }
+        for position in slots.indices where slots[position].decision.createdWindow && slots[position].item.capabilities.canReplace {
+            // A window's original is never suppressed: its receipt is still in the answer.
+            let handle = slots[position].answer.receipt?.handle
+            if let flush = countUpdates.originalFinished(key: slots[position].item.stateKey, handle: handle, now: now) { schedule(flush) }
         }
     }
 
@@ -58,7 +55,7 @@ extension NotificationRouter {
     }
 
     /// Sends the latest count of a key, if one is still pending, then plans the next.
-    func sendPendingCountUpdate(key: String) async {
+    func sendPendingCountUpdate(key: RouterState.Key) async {
         guard let (pending, handle) = countUpdates.takePending(key: key, now: clock.now()) else { return }
         let delivery = SinkDelivery(
             event: pending.event, sinkName: pending.target.sinkName,

@@ -71,10 +71,9 @@ extension NotificationRouter {
     /// The replace key the state remembers for a sink's handle; a linear scan, which is
     /// fine for interactions (a few per minute) against a bounded map.
     func replaceKey(sink: String, handle: SinkHandle) -> String? {
-        let prefix = RouterState.key(sink: sink, "")
-        return (try? store.withState { state -> String? in
-            for (key, record) in state.handles where record.handle == handle && key.hasPrefix(prefix) {
-                return String(key.dropFirst(prefix.count))
+        (try? store.withState { state -> String? in
+            for (key, record) in state.handles where record.handle == handle && key.sink == sink {
+                return key.key
             }
             return nil
         }) ?? nil

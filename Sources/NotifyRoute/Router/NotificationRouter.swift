@@ -131,7 +131,11 @@ public final class NotificationRouter: Sendable {
         // The report is built once, at the end: built first and filled in across the
         // awaits, it was copied whole several times per event.
         let explicit = plan.explicitLayer
-        var outcomes = await deliver(plan.targets, explicit: explicit, resolved: resolved, failoverFor: [:])
+        // A wave runs in synchronous stages; only deliveries that a sink cannot answer
+        // inline (``NotificationSink/deliverInline(_:)``) take the async step.
+        var wave = startWave(plan.targets, explicit: explicit, resolved: resolved, failoverFor: [:])
+        if wave.resumeAt != nil { await completeWave(&wave) }
+        var outcomes = settleWave(&wave)
         var failover: [String: [String]] = [:]  // failover sink -> the sinks it stands in for
         var targets: [RoutingPlan.Target] = []  // in order, each under the route of the first sink it stands in for
         // By index, and the route's failover list before anything else: zipping copied
@@ -151,7 +155,9 @@ public final class NotificationRouter: Sendable {
             }
         }
         if !targets.isEmpty {
-            outcomes += await deliver(targets, explicit: explicit, resolved: resolved, failoverFor: failover)
+            var second = startWave(targets, explicit: explicit, resolved: resolved, failoverFor: failover)
+            if second.resumeAt != nil { await completeWave(&second) }
+            outcomes += settleWave(&second)
         }
         for position in outcomes.indices {
             switch outcomes[position].status {
@@ -182,78 +188,171 @@ public final class NotificationRouter: Sendable {
         return try await send(event)
     }
 
+    /// What a sink answered (a receipt or an error; neither when it was not asked) and
+    /// how long it took. Two optionals rather than an optional `Result`: every copy,
+    /// store and destruction of that multi-payload enum went through the runtime's value
+    /// witnesses (about 250 instructions each, several per delivery).
+    struct Answer {
+        var receipt: SinkReceipt?
+        var error: SinkError?
+        var duration: Duration
+
+        init(_ result: Result<SinkReceipt, SinkError>?, _ duration: Duration) {
+            switch result {
+            case .success(let receipt)?: self.receipt = receipt
+            case .failure(let error)?: self.error = error
+            case nil: break
+            }
+            self.duration = duration
+        }
+
+        init(receipt: SinkReceipt? = nil, error: SinkError? = nil, duration: Duration) {
+            self.receipt = receipt
+            self.error = error
+            self.duration = duration
+        }
+    }
+
+    /// One pending delivery of a wave with what was decided for it and what its sink
+    /// answered: one array for the three (they were three arrays per wave, each
+    /// allocated, and destroyed element by element through the runtime).
+    struct Slot {
+        let item: PendingDelivery
+        var decision = PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false)
+        /// `decision.sendsSomething`, noted when the decision is made: the loops that ask
+        /// it read a Bool instead of copying the decision's enums out.
+        var sends = true
+        var answer = Answer(duration: .zero)
+
+        init(_ item: PendingDelivery) { self.item = item }
+    }
+
+    /// One wave of deliveries (the routed sinks, or the failover sinks), between its stages.
+    struct Wave {
+        var outcomes: [SinkOutcome]
+        var slots: [Slot]
+        /// The position in ``slots`` from which deliveries are still to be made by
+        /// ``NotificationRouter/completeWave(_:)``; `nil` when none is.
+        var resumeAt: Int?
+        /// Deliveries to be made all at once, each under its own deadline (some sink does
+        /// not deliver inline), rather than one after the other.
+        var concurrent = false
+    }
+
     /// One wave of deliveries (the routed sinks, or the failover sinks): policy for all
-    /// of them in one state transaction, deliveries at once, then one transaction for
-    /// what the state must remember. One transaction each way keeps a file-backed store
-    /// to two locked read-writes per wave, and makes the decisions of one event atomic.
-    /// `resolved` is the event as the cascade resolved it without route and sink layers.
+    /// of them in one state transaction, deliveries, then one transaction for what the
+    /// state must remember (``settleWave(_:)``). One transaction each way keeps a
+    /// file-backed store to two locked read-writes per wave, and makes the decisions of
+    /// one event atomic. `resolved` is the event as the cascade resolved it without route
+    /// and sink layers.
     ///
-    /// Only the deliveries are async; the stages before and after are synchronous
-    /// functions, so that their values live in registers and stack frames rather than in
-    /// the task's async frame, which copied them in and out (events, outcomes) per await.
+    /// Synchronous: sinks that deliver inline are asked here, one after the other, through
+    /// ``NotificationSink/deliverInline(_:)``; the wave stops at the first delivery that
+    /// needs the async step (a sink that is not inline or answers `nil`, a summary to send
+    /// first) and ``completeWave(_:)`` makes it and the rest. An event whose sinks all
+    /// answer inline makes no async call: each cost a task-allocated frame and an executor
+    /// check, more than such a delivery.
+    private func startWave(
+        _ targets: [RoutingPlan.Target], explicit: RoutingPlan.ExplicitLayer, resolved: ResolvedEvent, failoverFor: [String: [String]]
+    ) -> Wave {
+        var wave = prepareWave(targets, explicit: explicit, resolved: resolved, failoverFor: failoverFor)
+        decideWave(&wave)
+        // By index, here and below: iterating the slots copies every delivery (and its
+        // event) once per loop.
+        for position in wave.slots.indices where wave.slots[position].sends && !wave.slots[position].item.capabilities.deliversInline {
+            // Step 5 for sinks that may block: each under its own deadline, all at once.
+            wave.concurrent = true
+            wave.resumeAt = 0
+            return wave
+        }
+        for position in wave.slots.indices where wave.slots[position].sends {
+            let item = wave.slots[position].item
+            guard wave.slots[position].decision.summary == nil else {
+                wave.resumeAt = position
+                return wave
+            }
+            let started = ContinuousClock.now
+            let delivery = SinkDelivery(
+                event: item.event, sinkName: item.target.sinkName, intent: wave.slots[position].decision.intent,
+                deadline: started.advanced(by: item.instance.deadline), duplicateCount: wave.slots[position].decision.count)
+            do {
+                guard let receipt = try item.instance.sink.deliverInline(delivery) else {
+                    wave.resumeAt = position
+                    return wave
+                }
+                // Field by field: a whole Answer assigned was made, copied in and destroyed.
+                wave.slots[position].answer.receipt = receipt
+            } catch {
+                wave.slots[position].answer.error = SinkError(wrapping: error)
+            }
+            wave.slots[position].answer.duration = ContinuousClock.now - started
+        }
+        return wave
+    }
+
+    /// Step 5 for what ``startWave(_:explicit:resolved:failoverFor:)`` left: deliveries
+    /// each under its own deadline, all at once; or, when every sink delivers inline, the
+    /// rest of them one after the other, called directly (no child task, no deadline task
+    /// and timer: see `attempt`).
     // `nonisolated(nonsending)`: runs on its caller's executor (send's), without the
     // executor check an async function's entry makes otherwise.
-    private nonisolated(nonsending) func deliver(
-        _ targets: [RoutingPlan.Target], explicit: RoutingPlan.ExplicitLayer, resolved: ResolvedEvent, failoverFor: [String: [String]]
-    ) async -> [SinkOutcome] {
-        var (outcomes, pending) = prepareWave(targets, explicit: explicit, resolved: resolved, failoverFor: failoverFor)
-        let decisions = decideWave(pending, &outcomes)
-
-        // Step 5: deliver, each under its own deadline, all at once. Sinks that answer
-        // without blocking (``SinkCapabilities/deliversInline``) are called directly, one
-        // after the other: no child task, no deadline task and timer (see `attempt`).
-        var results = [(Result<SinkReceipt, SinkError>?, Duration)](repeating: (nil, .zero), count: targets.count)
-        var allInline = true
-        // By index, here and below: iterating `zip(pending, decisions)` copies every
-        // delivery (and its event) once per loop.
-        for position in pending.indices where decisions[position].sendsSomething && !pending[position].capabilities.deliversInline {
-            allInline = false
-        }
-        if allInline {
-            for position in pending.indices where decisions[position].sendsSomething {
-                let item = pending[position]
-                guard decisions[position].summary == nil else {
-                    let (index, result, duration) = await deliverOne(item, decisions[position])
-                    results[index] = (result, duration)
-                    continue
+    private nonisolated(nonsending) func completeWave(_ wave: inout Wave) async {
+        guard let resumeAt = wave.resumeAt else { return }
+        wave.resumeAt = nil
+        if wave.concurrent {
+            let slots = wave.slots
+            let answers = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { group in
+                for position in slots.indices where slots[position].sends {
+                    let item = slots[position].item, decision = slots[position].decision
+                    group.addTask {
+                        let (_, result, duration) = await self.deliverOne(item, decision)
+                        return (position, result, duration)
+                    }
                 }
-                // `deliverOne` and `attempt` written out: two async calls (a frame and an
-                // executor check each) per sink for what is one call to the sink.
-                let started = ContinuousClock.now
-                let delivery = SinkDelivery(
-                    event: item.event, sinkName: item.target.sinkName, intent: decisions[position].intent,
-                    deadline: started.advanced(by: item.instance.deadline), duplicateCount: decisions[position].count)
-                let result: Result<SinkReceipt, SinkError>
-                do { result = .success(try await item.instance.sink.deliver(delivery)) } catch { result = .failure(SinkError(wrapping: error)) }
-                results[item.index] = (result, ContinuousClock.now - started)
+                var answers: [(Int, Answer)] = []
+                for await (position, result, duration) in group { answers.append((position, Answer(result, duration))) }
+                return answers
             }
-        } else {
-            results = await withTaskGroup(of: (Int, Result<SinkReceipt, SinkError>?, Duration).self) { group in
-                for (item, decision) in zip(pending, decisions) where decision.sendsSomething {
-                    group.addTask { await self.deliverOne(item, decision) }
-                }
-                var collected = results
-                for await (index, result, duration) in group { collected[index] = (result, duration) }
-                return collected
+            for (position, answer) in answers { wave.slots[position].answer = answer }
+            return
+        }
+        for position in resumeAt..<wave.slots.count where wave.slots[position].sends {
+            let item = wave.slots[position].item, decision = wave.slots[position].decision
+            guard decision.summary == nil else {
+                let (_, result, duration) = await deliverOne(item, decision)
+                wave.slots[position].answer = Answer(result, duration)
+                continue
+            }
+            // `deliverOne` and `attempt` written out: two async calls (a frame and an
+            // executor check each) per sink for what is one call to the sink.
+            let started = ContinuousClock.now
+            let delivery = SinkDelivery(
+                event: item.event, sinkName: item.target.sinkName, intent: decision.intent,
+                deadline: started.advanced(by: item.instance.deadline), duplicateCount: decision.count)
+            do {
+                let receipt = try await item.instance.sink.deliver(delivery)
+                wave.slots[position].answer = Answer(receipt: receipt, duration: ContinuousClock.now - started)
+            } catch {
+                wave.slots[position].answer = Answer(error: SinkError(wrapping: error), duration: ContinuousClock.now - started)
             }
         }
-        settleWave(pending, decisions, results, &outcomes)
-        return outcomes
     }
 
     /// Steps 1 to 3 for each target of a wave: its outcome so far, and, unless it is
     /// already settled (no such sink, below its minimum level), its pending delivery.
     private func prepareWave(
         _ targets: [RoutingPlan.Target], explicit: RoutingPlan.ExplicitLayer, resolved: ResolvedEvent, failoverFor: [String: [String]]
-    ) -> (outcomes: [SinkOutcome], pending: [PendingDelivery]) {
-        var outcomes: [SinkOutcome] = []
-        outcomes.reserveCapacity(targets.count)
-        var pending: [PendingDelivery] = []
-        pending.reserveCapacity(targets.count)
+    ) -> Wave {
+        var wave = Wave(outcomes: [], slots: [])
+        wave.outcomes.reserveCapacity(targets.count)
+        wave.slots.reserveCapacity(targets.count)
+        // The event's keys, hashed once for every sink of the wave (see RouterState.Key).
+        let dedupKey = resolved.dedupKey, replaceKey = resolved.replaceKey
+        let dedupKeyHash = dedupKey.hashValue, replaceKeyHash = replaceKey?.hashValue ?? 0
         for (index, target) in targets.enumerated() {
             let failoverLabel = failoverFor.isEmpty ? nil : failoverFor[target.sinkName]?.joined(separator: ", ")
             guard let instance = target.instance ?? instances[target.sinkName] else {
-                outcomes.append(SinkOutcome(
+                wave.outcomes.append(SinkOutcome(
                     sink: target.sinkName, kind: "?", status: .unavailable(reason: "no sink named \"\(target.sinkName)\" in the config"),
                     route: target.label, failoverFor: failoverLabel))
                 continue
@@ -267,33 +366,42 @@ public final class NotificationRouter: Sendable {
             // The outcome is made in the call that stores it: made as a `var` and then
             // appended, it was copied twice.
             if let minimum = instance.minimumLevel, event.level < minimum {
-                outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .suppressed(.belowMinimumLevel(minimum)),
-                                            route: target.label, failoverFor: failoverLabel, notes: notes))
+                wave.outcomes.append(SinkOutcome(
+                    sink: target.sinkName, kind: instance.kind, status: .suppressed(.belowMinimumLevel(minimum)),
+                    route: target.label, failoverFor: failoverLabel, notes: notes))
                 continue
             }
-            outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .delivered,
-                                        route: target.label, failoverFor: failoverLabel, notes: notes))
-            let stateKey = RouterState.key(sink: target.sinkName, event.dedupKey)
-            let handleKey = event.replaceKey.map { RouterState.key(sink: target.sinkName, $0) }
-            pending.append(PendingDelivery(
+            wave.outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.kind, status: .delivered,
+                                             route: target.label, failoverFor: failoverLabel, notes: notes))
+            let stateKey: RouterState.Key, handleKey: RouterState.Key?
+            if target.sinkNameIsPlain && event.dedupKey == dedupKey && event.replaceKey == replaceKey {
+                stateKey = RouterState.Key(plainSink: target.sinkName, sinkHash: target.sinkNameHash, key: dedupKey, keyHash: dedupKeyHash)
+                handleKey = replaceKey.map {
+                    RouterState.Key(plainSink: target.sinkName, sinkHash: target.sinkNameHash, key: $0, keyHash: replaceKeyHash)
+                }
+            } else {
+                stateKey = RouterState.Key(sink: target.sinkName, key: event.dedupKey)
+                handleKey = event.replaceKey.map { RouterState.Key(sink: target.sinkName, key: $0) }
+            }
+            wave.slots.append(Slot(PendingDelivery(
                 index: index, target: target, instance: instance, capabilities: capabilities, stateKey: stateKey,
-                handleKey: handleKey, event: event))
+                handleKey: handleKey, event: event)))
         }
-
-        return (outcomes, pending)
+        return wave
     }
 
-    /// Step 4: policy, decided against the remembered state in one transaction.
-    private func decideWave(_ pending: [PendingDelivery], _ outcomes: inout [SinkOutcome]) -> [PolicyDecision] {
+    /// Step 4: policy, decided against the remembered state in one transaction, into
+    /// each slot's decision.
+    private func decideWave(_ wave: inout Wave) {
         let now = clock.now()
         let maxEntries = configuration.state.maxEntries
         let inhibitRules = configuration.inhibitRules
-        var decisions: [PolicyDecision]
         var flushes: [CountUpdateCoalescer.Flush] = []
         do {
-            (decisions, flushes) = try store.withState { state in
+            flushes = try store.withState { state in
                 var flushes: [CountUpdateCoalescer.Flush] = []
-                let decisions = pending.map { item in
+                for position in wave.slots.indices {
+                    let item = wave.slots[position].item
                     var decision: PolicyDecision
                     if inhibitRules.isEmpty && !item.target.holdsEvents && state.quiet.isEmpty {
                         // Nothing to inhibit, hold or release: dedup and replace are the whole policy.
@@ -312,89 +420,90 @@ public final class NotificationRouter: Sendable {
                         // Inside the transaction: a duplicate and its original's commit cannot pass each other.
                         if let flush = coalesce(&decision, item, now: now) { flushes.append(flush) }
                     }
-                    return decision
+                    wave.slots[position].sends = decision.sendsSomething
+                    wave.slots[position].decision = consume decision
                 }
-                return (decisions, flushes)
+                return flushes
             }
         } catch {
             // State that cannot be read must not stop delivery: deliver as new and say so.
-            for item in pending { outcomes[item.index].notes.append("state unavailable (\(error)); dedup and replace skipped") }
-            decisions = pending.map { _ in PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false) }
+            for position in wave.slots.indices {
+                wave.outcomes[wave.slots[position].item.index].notes.append("state unavailable (\(error)); dedup and replace skipped")
+                wave.slots[position].decision = PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false)
+                wave.slots[position].sends = true
+            }
         }
         for flush in flushes { schedule(flush) }
-
-        return decisions
     }
 
     /// What the state must remember (handles of what was shown; windows of failures
     /// undone) and what the outcomes say, once the wave's deliveries have returned.
-    private func settleWave(
-        _ pending: [PendingDelivery], _ decisions: [PolicyDecision], _ results: [(Result<SinkReceipt, SinkError>?, Duration)],
-        _ outcomes: inout [SinkOutcome]
-    ) {
+    private func settleWave(_ wave: inout Wave) -> [SinkOutcome] {
         let inhibitRules = configuration.inhibitRules
         let maxEntries = configuration.state.maxEntries
-        var commits: [(item: Int, handle: SinkHandle?)] = []
-        commits.reserveCapacity(pending.count)
-        var rollbacks: [String] = []
-        var finishedUpdates: [String] = []
-        for position in pending.indices {
-            let index = pending[position].index
-            let decision = decisions[position]
-            let (result, duration) = results[index]
-            outcomes[index].duration = duration
-            if let summary = decision.summary {
-                outcomes[index].notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
+        var committing = false, firstCommit: Int?
+        var rollbacks: [RouterState.Key] = []
+        var finishedUpdates: [RouterState.Key] = []
+        for position in wave.slots.indices {
+            let index = wave.slots[position].item.index
+            wave.outcomes[index].duration = wave.slots[position].answer.duration
+            if let summary = wave.slots[position].decision.summary {
+                wave.outcomes[index].notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
             }
-            if let suppressed = decision.suppressed {
+            if let suppressed = wave.slots[position].decision.suppressed {
                 // A duplicate: suppressed, with the earlier notification's count updated where the sink can.
                 if case .duplicate(let count, let window, _) = suppressed {
                     var updated = false
-                    if case .updateDuplicateCount = decision.intent { finishedUpdates.append(pending[position].stateKey) }
-                    if case .failure(let error)? = result { outcomes[index].notes.append("count update failed: \(error.message)") }
-                    if case .success? = result { updated = true }
-                    if decision.coalesced {
-                        outcomes[index].notes.append("count update coalesced: the notification will show the latest count")
+                    if case .updateDuplicateCount = wave.slots[position].decision.intent { finishedUpdates.append(wave.slots[position].item.stateKey) }
+                    if let error = wave.slots[position].answer.error {
+                        wave.outcomes[index].notes.append("count update failed: \(error.message)")
                     }
-                    outcomes[index].status = .suppressed(.duplicate(count: count, window: window, updatedInPlace: updated))
+                    if wave.slots[position].answer.receipt != nil { updated = true }
+                    if wave.slots[position].decision.coalesced {
+                        wave.outcomes[index].notes.append("count update coalesced: the notification will show the latest count")
+                    }
+                    wave.outcomes[index].status = .suppressed(.duplicate(count: count, window: window, updatedInPlace: updated))
                 } else {
-                    outcomes[index].status = .suppressed(suppressed)
+                    wave.outcomes[index].status = .suppressed(suppressed)
                 }
-            } else if let result {
-                switch result {
-                case .success(let receipt):
-                    outcomes[index].handle = receipt.handle
-                    if !receipt.notes.isEmpty { outcomes[index].notes += receipt.notes }
-                    switch (receipt.disposition, decision.intent) {
-                    case (.queued(let reason), _): outcomes[index].status = .queued(reason: reason)
-                    case (.delivered, .replace(let previous)): outcomes[index].status = .replaced(previous: previous)
-                    case (.delivered, _): outcomes[index].status = .delivered
-                    }
-                    commits.append((position, receipt.handle))
-                case .failure(let error):
-                    outcomes[index].status = SinkOutcome.Status(failure: error)
-                    // A failed delivery must not make the next attempt look like a duplicate.
-                    if decision.createdWindow { rollbacks.append(pending[position].stateKey) }
+                // Not committed: the commit below looks only at answers to deliveries that were not suppressed.
+                wave.slots[position].answer.receipt = nil
+            } else if let receipt = wave.slots[position].answer.receipt {
+                wave.outcomes[index].handle = receipt.handle
+                if !receipt.notes.isEmpty { wave.outcomes[index].notes += receipt.notes }
+                switch (receipt.disposition, wave.slots[position].decision.intent) {
+                case (.queued(let reason), _): wave.outcomes[index].status = .queued(reason: reason)
+                case (.delivered, .replace(let previous)): wave.outcomes[index].status = .replaced(previous: previous)
+                case (.delivered, _): wave.outcomes[index].status = .delivered
                 }
+                if firstCommit == nil { firstCommit = position }
+                if receipt.handle != nil { committing = true }
+            } else if let error = wave.slots[position].answer.error {
+                wave.outcomes[index].status = SinkOutcome.Status(failure: error)
+                // A failed delivery must not make the next attempt look like a duplicate.
+                if wave.slots[position].decision.createdWindow { rollbacks.append(wave.slots[position].item.stateKey) }
             }
         }
-        let inhibits = !inhibitRules.isEmpty && !commits.isEmpty
-        if commits.contains(where: { $0.handle != nil }) || !rollbacks.isEmpty || inhibits {
+        let inhibits = !inhibitRules.isEmpty && firstCommit != nil
+        if committing || !rollbacks.isEmpty || inhibits {
             let committed = clock.now()
             _ = try? store.withState { state in
-                for commit in commits {
-                    let item = pending[commit.item]
-                    PolicyDecision.commit(event: item.event, sink: item.target.sinkName, handle: commit.handle, now: committed,
+                // The deliveries that were not suppressed and answered with a receipt, in order.
+                for position in wave.slots.indices {
+                    guard let receipt = wave.slots[position].answer.receipt else { continue }
+                    let item = wave.slots[position].item
+                    PolicyDecision.commit(event: item.event, sink: item.target.sinkName, handle: receipt.handle, now: committed,
                                           state: &state, dedupStateKey: item.stateKey, handleStateKey: item.handleKey)
                 }
-                if inhibits, let first = commits.first {
-                    PolicyDecision.recordInhibitor(pending[first.item].event, rules: inhibitRules, now: committed, state: &state)
+                if inhibits, let first = firstCommit {
+                    PolicyDecision.recordInhibitor(wave.slots[first].item.event, rules: inhibitRules, now: committed, state: &state)
                 }
                 for key in rollbacks { state.removeDedup(forKey: key) }
                 if state.handles.count > maxEntries { state.evict(maxEntries: maxEntries) }
             }
         }
-        if !countUpdates.isEmpty { settleCountUpdates(pending, decisions, results, finishedUpdates) }
+        if !countUpdates.isEmpty { settleCountUpdates(wave.slots, finishedUpdates) }
+        return wave.outcomes
     }
 
     /// "+37 more from backup": one notification for what a policy held back.
@@ -421,14 +530,14 @@ public final class NotificationRouter: Sendable {
         /// Read once per delivery: a sink may compute them (the desktop sink does).
         let capabilities: SinkCapabilities
         let event: ResolvedEvent
-        /// The sink's name and the dedup key: the state's key, built once per delivery.
-        let stateKey: String
-        /// The sink's name and the replace key, if any: the key of the handle map, built
+        /// The sink's name and the dedup key: the state's key, made (and hashed) once per delivery.
+        let stateKey: RouterState.Key
+        /// The sink's name and the replace key, if any: the key of the handle map, made
         /// once per delivery (the decision and the commit both read it).
-        let handleKey: String?
+        let handleKey: RouterState.Key?
 
         init(index: Int, target: RoutingPlan.Target, instance: SinkInstance, capabilities: SinkCapabilities,
-             stateKey: String, handleKey: String?, event: consuming ResolvedEvent) {
+             stateKey: RouterState.Key, handleKey: RouterState.Key?, event: consuming ResolvedEvent) {
             self.handleKey = handleKey
             self.index = index
             self.target = target
@@ -494,7 +603,7 @@ public final class NotificationRouter: Sendable {
         var report = DeliveryReport(event: ResolvedEvent(title: "close \(replaceKey)", replaceKey: replaceKey))
         for name in configuration.sinks.map(\.name) {
             guard let instance = instances[name] else { continue }
-            let key = RouterState.key(sink: name, replaceKey)
+            let key = RouterState.Key(sink: name, key: replaceKey)
             guard let record = (try? store.withState { $0.handles[key] }) ?? nil else { continue }
             var outcome = SinkOutcome(sink: name, kind: instance.declaration.kind, status: .delivered, handle: record.handle, route: "close")
             guard instance.sink.capabilities.canClose else {

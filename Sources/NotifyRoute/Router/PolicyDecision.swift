@@ -31,8 +31,8 @@ struct PolicyDecision: Sendable {
     /// Everything step 4 looks at, in order: inhibition, quiet hours, dedup, rate limit, replace.
     static func decide(
         for event: ResolvedEvent, sink: String, route: Route?, routeKey: String, inhibitRules: [InhibitRule],
-        capabilities: SinkCapabilities, now: Date, state: inout RouterState, maxEntries: Int, dedupStateKey: String? = nil,
-        handleStateKey: String? = nil
+        capabilities: SinkCapabilities, now: Date, state: inout RouterState, maxEntries: Int, dedupStateKey: RouterState.Key? = nil,
+        handleStateKey: RouterState.Key? = nil
     ) -> PolicyDecision {
         if !inhibitRules.isEmpty,
            let inhibitor = activeInhibitor(for: MatchSubject(event), event: event, rules: inhibitRules, now: now, state: &state) {
@@ -63,7 +63,7 @@ struct PolicyDecision: Sendable {
                 state.rates[policyKey] = record
                 if decision.createdWindow {
                     // Held, not shown: the next identical event must not count as a duplicate of it.
-                    state.removeDedup(forKey: dedupStateKey ?? RouterState.key(sink: sink, event.dedupKey))
+                    state.removeDedup(forKey: dedupStateKey ?? RouterState.Key(sink: sink, key: event.dedupKey))
                 }
                 return PolicyDecision(intent: .show, count: 1, suppressed: .rateLimited(max: rate.max, per: rate.per, held: record.held),
                                       createdWindow: false)
@@ -126,13 +126,13 @@ struct PolicyDecision: Sendable {
     /// this sink, when the caller has built them.
     static func decideDedupAndReplace(
         for event: ResolvedEvent, sink: String, window: Duration?, capabilities: SinkCapabilities, now: Date,
-        state: inout RouterState, maxEntries: Int, dedupStateKey: String? = nil, handleStateKey: String? = nil,
+        state: inout RouterState, maxEntries: Int, dedupStateKey: RouterState.Key? = nil, handleStateKey: RouterState.Key? = nil,
         windowSeconds: Double? = nil
     ) -> PolicyDecision {
         var count = 1
         var createdWindow = false
         if let window {
-            let key = dedupStateKey ?? RouterState.key(sink: sink, event.dedupKey)
+            let key = dedupStateKey ?? RouterState.Key(sink: sink, key: event.dedupKey)
             state.reserveDedupCapacity(maxEntries: maxEntries)
             let (record, isDuplicate) = state.recordDedup(forKey: key, now: now, window: windowSeconds ?? window.seconds)
             if isDuplicate {
@@ -151,7 +151,7 @@ struct PolicyDecision: Sendable {
             if state.dedup.count > maxEntries { state.evict(maxEntries: maxEntries, now: now) }
         }
         if capabilities.canReplace, let replaceKey = event.replaceKey,
-           let record = state.handles[handleStateKey ?? RouterState.key(sink: sink, replaceKey)] {
+           let record = state.handles[handleStateKey ?? RouterState.Key(sink: sink, key: replaceKey)] {
             return PolicyDecision(intent: .replace(record.handle), count: count, suppressed: nil, createdWindow: createdWindow)
         }
         return PolicyDecision(intent: .show, count: count, suppressed: nil, createdWindow: createdWindow)
@@ -159,16 +159,15 @@ struct PolicyDecision: Sendable {
 
     /// After a successful delivery: remember the handle for the replace key and the dedup window.
     static func commit(
-        event: ResolvedEvent, sink: String, handle: SinkHandle?, now: Date, state: inout RouterState, dedupStateKey: String? = nil,
-        handleStateKey: String? = nil
+        event: ResolvedEvent, sink: String, handle: SinkHandle?, now: Date, state: inout RouterState, dedupStateKey: RouterState.Key? = nil,
+        handleStateKey: RouterState.Key? = nil
     ) {
         guard let handle else { return }
         if let replaceKey = event.replaceKey {
             state.storeHandle(RouterState.HandleRecord(handle: handle, lastUsed: now),
-                              forKey: handleStateKey ?? RouterState.key(sink: sink, replaceKey))
+                              forKey: handleStateKey ?? RouterState.Key(sink: sink, key: replaceKey))
         }
-        // One lookup: `dedup[key]?.handle = handle` changes nothing when the key is absent.
-        state.dedup[dedupStateKey ?? RouterState.key(sink: sink, event.dedupKey)]?.handle = handle
+        state.setDedupHandle(handle, forKey: dedupStateKey ?? RouterState.Key(sink: sink, key: event.dedupKey))
     }
 }
 

@@ -6,6 +6,11 @@ struct RoutingPlan: Sendable {
     /// targets instead of copying a ``Route`` (a score of reference-counted fields) per event.
     final class Target: Sendable {
         let sinkName: String
+        /// ``sinkName`` holds no U+001E: the state's keys are made from it without looking
+        /// (see ``RouterState/Key/init(sink:key:)``).
+        let sinkNameIsPlain: Bool
+        /// `sinkName.hashValue`, for the state's keys.
+        let sinkNameHash: Int
         /// `route 2 "pager"`, `fallback`, `--sink`.
         let label: String
         /// `nil` for the fallback and for `--sink`.
@@ -28,6 +33,8 @@ struct RoutingPlan: Sendable {
 
         init(sinkName: String, label: String, route: Route?, instance: NotificationRouter.SinkInstance? = nil) {
             self.sinkName = sinkName
+            sinkNameIsPlain = !sinkName.utf8.contains(0x1E)
+            sinkNameHash = sinkName.hashValue
             self.label = label
             self.route = route
             self.instance = instance
@@ -131,8 +138,11 @@ struct RoutingPlan: Sendable {
         /// Per route, one target per sink it names.
         var routeTargets: [[Target]]
         var fallbackTargets: [Target]
+        /// The config's defaults as the plan and the cascade read them.
+        let defaults: Defaults
 
         init(_ config: RouterConfiguration, instances: [String: NotificationRouter.SinkInstance]) {
+            defaults = Defaults(config)
             ruleMatchers = config.rules.map { Matcher($0.matcher) }
             routeMatchers = config.routes.map { Matcher($0.matcher) }
             routeContinues = config.routes.map(\.continues)
@@ -164,10 +174,59 @@ struct RoutingPlan: Sendable {
         }
     }
 
+    /// The config's defaults with the built-in values filled in, and the level styles,
+    /// made once per router behind a reference: read per event as
+    /// `configuration.defaults`, the struct was copied whole (a retain per field), and
+    /// `configuration.style(for:)` hashed the level into the overrides' dictionary.
+    final class Defaults: Sendable {
+        let level: Level
+        let source: String?
+        let app: String
+        let icon: String?
+        let category: String?
+        /// By ``Level/ordinal``: ``RouterConfiguration/style(for:)`` of each level.
+        let styles: [LevelStyle]
+
+        init(_ config: RouterConfiguration) {
+            level = config.defaults.level ?? EventDefaults.builtInLevel
+            source = config.defaults.source
+            app = config.defaults.app ?? EventDefaults.builtInApp
+            icon = config.defaults.icon
+            category = config.defaults.category
+            styles = Level.allCases.map { config.style(for: $0) }
+        }
+    }
+
     /// A rule's effects behind a reference: the plan applies them without copying the rule.
     final class Effects: Sendable {
         let effects: EventEffects
-        init(_ effects: EventEffects) { self.effects = effects }
+        /// Whether applying them can change what matchers see (level, source, app,
+        /// category, tags): when not, the plan keeps the subject it has.
+        let changesSubject: Bool
+
+        init(_ effects: EventEffects) {
+            self.effects = effects
+            changesSubject = effects.level != nil || effects.source != nil || effects.app != nil || effects.category != nil
+                || !effects.tags.isEmpty
+        }
+
+        /// ``EventEffects/apply(_:)`` read field by field from the class: passing
+        /// `effects.effects` as an argument copied the whole struct (a retain per field)
+        /// and destroyed it after. Keep the two in step.
+        func apply(to layer: inout EventEffects) {
+            if let level = effects.level { layer.level = level }
+            if let timeout = effects.timeout { layer.timeout = timeout }
+            if let app = effects.app { layer.app = app }
+            if let source = effects.source { layer.source = source }
+            if let icon = effects.icon { layer.icon = icon }
+            if let category = effects.category { layer.category = category }
+            if !effects.tags.isEmpty { layer.tags.formUnion(effects.tags) }
+            if let dedupKey = effects.dedupKey { layer.dedupKey = dedupKey }
+            if let replaceKey = effects.replaceKey { layer.replaceKey = replaceKey }
+            if let messageID = effects.messageID { layer.messageID = messageID }
+            if !effects.fields.isEmpty { layer.fields.merge(effects.fields) { _, new in new } }
+            if effects.drop { layer.drop = true }
+        }
     }
 
     struct Trace: Sendable {
@@ -202,113 +261,139 @@ struct RoutingPlan: Sendable {
 
 extension NotificationRouter {
     /// `consuming`: the plan keeps the event as its explicit layer, moved in, not copied.
+    ///
+    /// The plan is built in local variables and made once at the end: filled in field by
+    /// field, the struct (an event, a rule layer, a subject, five arrays) was copied whole
+    /// whenever one of its fields was read to compute another (`plan.subject =
+    /// subject(plan.explicit, ruleLayer: plan.ruleLayer)`).
     func plan(_ event: consuming NotificationEvent, only sinkNames: [String]? = nil, tracing: Bool = false) -> RoutingPlan {
-        let subject = subject(event, ruleLayer: EventEffects())
-        var plan = RoutingPlan(explicit: event, subject: subject)
+        let explicit = event
+        var ruleLayer = EventEffects()
+        var subject = subject(explicit)
+        var matchedRules: [String] = []
+        var ruleTraces: [RoutingPlan.Trace] = []
+        var routeTraces: [RoutingPlan.Trace] = []
 
         // Rules: every match applies, in file order, each seeing what the earlier ones left.
         // Loops by index over the tables: no rule or route is copied unless it matched.
-        var leads = RoutingPlan.SubjectLeads(plan.subject)
+        var leads = RoutingPlan.SubjectLeads(subject)
         for index in tables.ruleMatchers.indices {
-            let label = tables.ruleLabels[index]
             let matched: Bool
             if tracing {
                 let rule = configuration.rules[index]
-                let verdict = rule.matcher.explain(plan.subject)
+                let verdict = rule.matcher.explain(subject)
                 matched = verdict.matched
-                plan.ruleTraces.append(.init(label: label, matched: matched, reasons: verdict.reasons, detail: Self.describe(rule.effects)))
+                ruleTraces.append(.init(label: tables.ruleLabels[index], matched: matched, reasons: verdict.reasons,
+                                        detail: Self.describe(rule.effects)))
             } else {
-                matched = tables.ruleMatchers[index].matches(plan.subject, leads: leads)
+                matched = tables.ruleMatchers[index].matches(subject, leads: leads)
             }
             guard matched else { continue }
             let effects = tables.ruleEffects[index]
-            if plan.matchedRules.isEmpty { plan.matchedRules = tables.ruleLabelLists[index] } else { plan.matchedRules.append(label) }
-            plan.ruleLayer.apply(effects.effects)
-            plan.subject = self.subject(plan.explicit, ruleLayer: plan.ruleLayer)
-            leads = RoutingPlan.SubjectLeads(plan.subject)
+            if matchedRules.isEmpty { matchedRules = tables.ruleLabelLists[index] } else { matchedRules.append(tables.ruleLabels[index]) }
+            effects.apply(to: &ruleLayer)
+            if effects.changesSubject {
+                subject = self.subject(explicit, ruleLayer: ruleLayer)
+                leads = RoutingPlan.SubjectLeads(subject)
+            }
             if effects.effects.drop {
-                plan.droppedBy = label
-                return plan
+                return RoutingPlan(explicit: explicit, ruleLayer: ruleLayer, subject: subject, matchedRules: matchedRules,
+                                   droppedBy: tables.ruleLabels[index], ruleTraces: ruleTraces)
             }
         }
 
         if let sinkNames {
-            plan.targets = sinkNames.map { RoutingPlan.Target(sinkName: $0, label: "--sink", route: nil, instance: instances[$0]) }
-            plan.matchedRoutes = ["--sink"]
-            return plan
+            return RoutingPlan(
+                explicit: explicit, ruleLayer: ruleLayer, subject: subject, matchedRules: matchedRules, matchedRoutes: ["--sink"],
+                targets: sinkNames.map { RoutingPlan.Target(sinkName: $0, label: "--sink", route: nil, instance: instances[$0]) },
+                ruleTraces: ruleTraces)
         }
 
         // Routes: first match wins unless it says `continue`. Without tracing, only the
         // routes that the source's first byte leaves in the running are tried (in order).
+        var matchedRoutes: [String] = []
+        var targets: [RoutingPlan.Target] = []
+        var notes: [String] = []
         let candidates = tracing ? Array(tables.routeMatchers.indices) : tables.routeCandidates[RoutingPlan.Tables.slot(leads.source)]
         var stopped = false
         for index in candidates {
             if stopped {
                 guard tracing else { break }
-                plan.routeTraces.append(.init(label: tables.routeLabels[index], matched: false, reasons: ["not tried: an earlier route matched without `continue`"], detail: ""))
+                routeTraces.append(.init(label: tables.routeLabels[index], matched: false, reasons: ["not tried: an earlier route matched without `continue`"], detail: ""))
                 continue
             }
             let matched: Bool
             if tracing {
                 let label = tables.routeLabels[index]
                 let route = configuration.routes[index]
-                let verdict = route.matcher.explain(plan.subject)
+                let verdict = route.matcher.explain(subject)
                 matched = verdict.matched
-                plan.routeTraces.append(.init(
+                routeTraces.append(.init(
                     label: label, matched: matched, reasons: verdict.reasons,
                     detail: "to \(route.sinks.joined(separator: ", "))" + (route.continues ? ", continue" : "")
                         + (route.failover.isEmpty ? "" : ", failover \(route.failover.joined(separator: ", "))")))
             } else {
-                matched = tables.routeMatchers[index].matches(plan.subject, leads: leads)
+                matched = tables.routeMatchers[index].matches(subject, leads: leads)
             }
             guard matched else { continue }
             // The label is read only for a route that matched: one retain less per route tried.
-            if plan.matchedRoutes.isEmpty {
-                plan.matchedRoutes = tables.routeLabelLists[index]
+            if matchedRoutes.isEmpty {
+                matchedRoutes = tables.routeLabelLists[index]
             } else {
-                plan.matchedRoutes.append(tables.routeLabels[index])
+                matchedRoutes.append(tables.routeLabels[index])
             }
-            if plan.targets.isEmpty {
-                plan.targets = tables.routeDistinctTargets[index]
+            if targets.isEmpty {
+                targets = tables.routeDistinctTargets[index]
             } else {
-                for target in tables.routeTargets[index] where !plan.targets.contains(where: { $0.sinkName == target.sinkName }) {
-                    plan.targets.append(target)
+                for target in tables.routeTargets[index] where !targets.contains(where: { $0.sinkName == target.sinkName }) {
+                    targets.append(target)
                 }
             }
             if !tables.routeContinues[index] { stopped = true }
         }
 
-        if plan.matchedRoutes.isEmpty {
+        if matchedRoutes.isEmpty {
             if tables.fallbackTargets.isEmpty {
-                plan.notes.append("no route matched and the config has no fallback; nothing was sent")
+                notes.append("no route matched and the config has no fallback; nothing was sent")
             } else {
-                plan.matchedRoutes = ["fallback"]
-                plan.targets = tables.fallbackTargets
+                matchedRoutes = ["fallback"]
+                targets = tables.fallbackTargets
             }
         }
-        return plan
+        // Moved, not copied: the layer and the subject are a dozen reference-counted fields each.
+        return RoutingPlan(explicit: explicit, ruleLayer: consume ruleLayer, subject: consume subject, matchedRules: matchedRules,
+                           matchedRoutes: matchedRoutes, targets: targets, notes: notes, ruleTraces: ruleTraces,
+                           routeTraces: routeTraces)
     }
 
     /// What matchers see: explicit values over the rules' over the config defaults.
     func subject(_ event: NotificationEvent, ruleLayer: EventEffects) -> MatchSubject {
-        let defaults = configuration.defaults
+        let defaults = tables.defaults
         return MatchSubject(
-            level: event.level ?? ruleLayer.level ?? defaults.level ?? EventDefaults.builtInLevel,
+            level: event.level ?? ruleLayer.level ?? defaults.level,
             source: event.source ?? ruleLayer.source ?? defaults.source,
-            app: event.app ?? ruleLayer.app ?? defaults.app ?? EventDefaults.builtInApp,
+            app: event.app ?? ruleLayer.app ?? defaults.app,
             title: event.title,
             body: event.body,
             category: event.category ?? ruleLayer.category ?? defaults.category,
             tags: ruleLayer.tags.isEmpty ? event.tags : event.tags.union(ruleLayer.tags))
     }
 
+    /// ``subject(_:ruleLayer:)`` before any rule has set anything.
+    func subject(_ event: NotificationEvent) -> MatchSubject {
+        let defaults = tables.defaults
+        return MatchSubject(
+            level: event.level ?? defaults.level, source: event.source ?? defaults.source, app: event.app ?? defaults.app,
+            title: event.title, body: event.body, category: event.category ?? defaults.category, tags: event.tags)
+    }
+
     /// The cascade: built-in → config defaults → per level → rules → route → sink → explicit.
     func resolve(_ plan: RoutingPlan, route: Route?, declaration: SinkDeclaration?) -> ResolvedEvent {
         let explicit = plan.explicit
         let rules = plan.ruleLayer
-        let defaults = configuration.defaults
+        let defaults = tables.defaults
         let subject = plan.subject
-        let style = configuration.style(for: subject.level)
+        let style = defaults.styles[subject.level.ordinal]
         var fields = rules.fields
         if !explicit.fields.isEmpty { fields.merge(explicit.fields) { _, explicitValue in explicitValue } }
         let event = ResolvedEvent(
@@ -316,7 +401,7 @@ extension NotificationRouter {
             body: explicit.body,
             level: subject.level,
             timeout: explicit.timeout ?? rules.timeout ?? style.timeout,
-            app: explicit.app ?? rules.app ?? defaults.app ?? EventDefaults.builtInApp,
+            app: explicit.app ?? rules.app ?? defaults.app,
             source: subject.source,
             tags: subject.tags,
             dedupKey: explicit.dedupKey ?? rules.dedupKey?.render(subject),

@@ -46,8 +46,26 @@ public final class RecordingSink: NotificationSink {
         return .available
     }
 
+    /// Answers at once unless told to hang (then `nil`, recording nothing: the router
+    /// asks ``deliver(_:)``, which hangs). Called by the router only when the recorder's
+    /// capabilities say ``SinkCapabilities/deliversInline``.
+    public func deliverInline(_ delivery: SinkDelivery) throws -> SinkReceipt? {
+        guard let (behavior, handle) = record(delivery, unlessHanging: true) else { return nil }
+        return try answer(behavior, handle)
+    }
+
     public func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
-        let (behavior, handle) = state.withLock { state -> (Behavior, SinkHandle) in
+        let (behavior, handle) = record(delivery, unlessHanging: false)!
+        if case .hang = behavior {
+            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+            throw CancellationError()
+        }
+        return try answer(behavior, handle)
+    }
+
+    private func record(_ delivery: SinkDelivery, unlessHanging: Bool) -> (Behavior, SinkHandle)? {
+        state.withLock { state -> (Behavior, SinkHandle)? in
+            if unlessHanging, case .hang = state.behavior { return nil }
             state.deliveries.append(delivery)
             switch delivery.intent {
             case .replace(let existing), .updateDuplicateCount(let existing, _):
@@ -57,13 +75,14 @@ public final class RecordingSink: NotificationSink {
                 return (state.behavior, SinkHandle(String(state.nextHandle)))
             }
         }
+    }
+
+    private func answer(_ behavior: Behavior, _ handle: SinkHandle) throws -> SinkReceipt {
         switch behavior {
         case .deliver: return SinkReceipt(handle: handle)
         case .fail(let error): throw error
         case .unavailable(let reason): throw SinkError(.unavailable, reason)
-        case .hang:
-            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
-            throw CancellationError()
+        case .hang: throw CancellationError()  // handled by the caller
         }
     }
 

@@ -73,10 +73,10 @@ public struct RouterState: Codable, Hashable, Sendable {
         public var dedupKey: String
     }
 
-    /// Keyed by sink name and dedup key.
-    public var dedup: [String: DedupRecord] = [:]
-    /// Keyed by sink name and replace key.
-    public var handles: [String: HandleRecord] = [:]
+    /// Keyed by sink name and dedup key (see ``Key``).
+    public var dedup: [Key: DedupRecord] = [:]
+    /// Keyed by sink name and replace key (see ``Key``).
+    public var handles: [Key: HandleRecord] = [:]
     /// Rate-limit periods, keyed by route and sink.
     public var rates: [String: HeldRecord] = [:]
     /// Events held in quiet hours, keyed by route and sink.
@@ -84,11 +84,16 @@ public struct RouterState: Codable, Hashable, Sendable {
     /// Active inhibiting events, keyed by rule and signature.
     public var inhibitors: [String: InhibitorRecord] = [:]
 
-    /// The order in which ``dedup`` and ``handles`` keys were last stamped, so that
-    /// eviction takes the oldest without scanning the map. Not part of the state's
-    /// identity (equality, hashing, coding): a decoded state has none and evicts by selection.
+    /// The order in which ``dedup`` keys were last stamped, so that eviction takes the
+    /// oldest without scanning the map. Not part of the state's identity (equality,
+    /// hashing, coding): a decoded state has none and evicts by selection.
+    ///
+    /// ``handles`` keeps no order: a handle is restamped by every event that replaces it
+    /// (a few keys used over and over), so its order grew by an entry (a key copy) per
+    /// event and was compacted every few thousand, about 400 instructions per event,
+    /// for a map that rarely reaches its bound. Past it, the handles are cut by selection
+    /// (linear, once per tenth of the bound of insertions), as a decoded state's are.
     var dedupOrder = EvictionOrder()
-    var handlesOrder = EvictionOrder()
     /// No dedup window closes before this instant (a lower bound: the earliest
     /// `expires` noted since the last scan), so eviction scans for closed windows
     /// only when one may have closed.
@@ -96,24 +101,50 @@ public struct RouterState: Codable, Hashable, Sendable {
 
     public init() {
         dedupOrder.isTracking = true
-        handlesOrder.isTracking = true
         earliestExpiry = .infinity
     }
 
     private enum CodingKeys: String, CodingKey { case dedup, handles, rates, quiet, inhibitors }
 
-    /// Tolerates state files written before a map existed.
+    /// Tolerates state files written before a map existed. The keys of ``dedup`` and
+    /// ``handles`` are read from their text (``Key/init(_:)``): the file format is the one
+    /// written when they were plain strings.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        dedup = try container.decodeIfPresent([String: DedupRecord].self, forKey: .dedup) ?? [:]
-        handles = try container.decodeIfPresent([String: HandleRecord].self, forKey: .handles) ?? [:]
+        dedup = Self.keyed(try container.decodeIfPresent([String: DedupRecord].self, forKey: .dedup) ?? [:])
+        handles = Self.keyed(try container.decodeIfPresent([String: HandleRecord].self, forKey: .handles) ?? [:])
         rates = try container.decodeIfPresent([String: HeldRecord].self, forKey: .rates) ?? [:]
         quiet = try container.decodeIfPresent([String: HeldRecord].self, forKey: .quiet) ?? [:]
         inhibitors = try container.decodeIfPresent([String: InhibitorRecord].self, forKey: .inhibitors) ?? [:]
     }
 
+    /// Writes ``dedup`` and ``handles`` keyed by their keys' text (`sink` U+001E `key`), as
+    /// state files have always been written.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(Self.texts(dedup), forKey: .dedup)
+        try container.encode(Self.texts(handles), forKey: .handles)
+        try container.encode(rates, forKey: .rates)
+        try container.encode(quiet, forKey: .quiet)
+        try container.encode(inhibitors, forKey: .inhibitors)
+    }
+
+    private static func keyed<Value>(_ map: [String: Value]) -> [Key: Value] {
+        var keyed: [Key: Value] = [:]
+        keyed.reserveCapacity(map.count)
+        for (text, value) in map { keyed[Key(text)] = value }
+        return keyed
+    }
+
+    private static func texts<Value>(_ map: [Key: Value]) -> [String: Value] {
+        var texts: [String: Value] = [:]
+        texts.reserveCapacity(map.count)
+        for (key, value) in map { texts[key.text] = value }
+        return texts
+    }
+
     /// `sink` and `key` joined by a record separator, in one allocation (see ``KeyBuilder``):
-    /// this runs for every event and sink.
+    /// a ``Key``'s text.
     static func key(sink: String, _ key: String) -> String {
         KeyBuilder.join(sink, key, separator: 0x1E)
     }
@@ -134,7 +165,7 @@ public struct RouterState: Codable, Hashable, Sendable {
 
     /// Stores the dedup record of `key` (a new window, or a duplicate's count and
     /// `lastSeen`): the key goes to the back of the eviction order.
-    mutating func storeDedup(_ record: DedupRecord, forKey key: String) {
+    mutating func storeDedup(_ record: DedupRecord, forKey key: Key) {
         let isNew = dedup.updateValue(record, forKey: key) == nil
         let expires = record.expires.timeIntervalSinceReferenceDate
         if expires < earliestExpiry { earliestExpiry = expires }
@@ -147,7 +178,7 @@ public struct RouterState: Codable, Hashable, Sendable {
     /// reading the record and then storing it took two; the same bookkeeping as
     /// ``storeDedup(_:forKey:)``.
     /// `seconds` is the window's length (a Duration's seconds cost an Int128 division).
-    mutating func recordDedup(forKey key: String, now: Date, window seconds: Double) -> (record: DedupRecord, isDuplicate: Bool) {
+    mutating func recordDedup(forKey key: Key, now: Date, window seconds: Double) -> (record: DedupRecord, isDuplicate: Bool) {
         var isNew = false
         var isDuplicate = false
         let record = Self.update(&dedup[key]) { slot -> DedupRecord in
@@ -189,29 +220,36 @@ public struct RouterState: Codable, Hashable, Sendable {
         body(&value)
     }
 
-    mutating func removeDedup(forKey key: String) {
+    /// The handle shown for the window of `key`, if it has one (nothing otherwise): one
+    /// lookup, and the record changed in place in the map's storage. Through
+    /// `dedup[key]?.handle = handle` (the dictionary's modify accessor) the record was
+    /// taken out as an optional and written back.
+    mutating func setDedupHandle(_ handle: SinkHandle, forKey key: Key) {
+        guard let index = dedup.index(forKey: key) else { return }
+        dedup.values[index].handle = handle
+    }
+
+    mutating func removeDedup(forKey key: Key) {
         if dedup.removeValue(forKey: key) != nil { dedupOrder.removed() }
     }
 
-    /// Stores the handle shown for `key`: the key goes to the back of the eviction order.
-    mutating func storeHandle(_ record: HandleRecord, forKey key: String) {
-        let isNew = handles.updateValue(record, forKey: key) == nil
-        handlesOrder.stamp(key, record.lastUsed, isNew: isNew)
-        handlesOrder.compactIfNeeded(handles) { $0.lastUsed }
+    /// Stores the handle shown for `key` (its `lastUsed` is what eviction goes by).
+    mutating func storeHandle(_ record: HandleRecord, forKey key: Key) {
+        handles[key] = record
     }
 
-    mutating func removeHandle(forKey key: String) {
-        if handles.removeValue(forKey: key) != nil { handlesOrder.removed() }
+    mutating func removeHandle(forKey key: Key) {
+        handles.removeValue(forKey: key)
     }
 
     /// Forgets the oldest entries once a map holds more than `maxEntries`, down to 90%
     /// of it, so that eviction runs once per many insertions, not on each.
     ///
     /// Windows that have closed go first (looked for only when one may have: see
-    /// ``earliestExpiry``). Then the least recently stamped entries, taken from the
-    /// front of the map's ``EvictionOrder`` in O(evicted); a map changed behind the
-    /// order's back (a decoded state, a test) is cut by selection of the cut-off
-    /// instant instead (linear on average), never by sorting the map.
+    /// ``earliestExpiry``). Then the least recently stamped entries: dedup records taken
+    /// from the front of their ``EvictionOrder`` in O(evicted); handles, and dedup records
+    /// changed behind the order's back (a decoded state, a test), cut by selection of the
+    /// cut-off instant instead (linear on average), never by sorting the map.
     public mutating func evict(maxEntries: Int, now: Date? = nil) {
         let ordered = dedupOrder.covers(count: dedup.count)
         if let now, dedup.count > maxEntries, !ordered || now.timeIntervalSinceReferenceDate >= earliestExpiry {
@@ -233,23 +271,20 @@ public struct RouterState: Codable, Hashable, Sendable {
             }
         }
         if handles.count > maxEntries {
-            if !handlesOrder.covers(count: handles.count) || !handlesOrder.dropOldest(&handles, keeping: keep, stamp: { $0.lastUsed }) {
-                handlesOrder.isTracking = false
-                Self.dropOldest(&handles, keeping: keep) { $0.lastUsed }
-            }
+            Self.dropOldest(&handles, keeping: keep) { $0.lastUsed }
         }
     }
 
     /// Removes all but the `keep` newest values of `map` by `stamp`; of values stamped
     /// exactly at the cut-off, only as many as needed go. Removes in place: rebuilding
     /// the map would copy every key that stays.
-    private static func dropOldest<Value>(_ map: inout [String: Value], keeping keep: Int, stamp: (Value) -> Date) {
+    private static func dropOldest<Value>(_ map: inout [Key: Value], keeping keep: Int, stamp: (Value) -> Date) {
         let surplus = map.count - keep
         guard surplus > 0 else { return }
         var stamps = map.values.map { stamp($0).timeIntervalSinceReferenceDate }
         let cutoff = select(&stamps, rank: surplus - 1)  // the newest of the values to drop
         var atCutoff = surplus - stamps.reduce(0) { $0 + ($1 < cutoff ? 1 : 0) }
-        var doomed: [String] = []
+        var doomed: [Key] = []
         doomed.reserveCapacity(surplus)
         for (key, value) in map {
             let time = stamp(value).timeIntervalSinceReferenceDate
@@ -287,7 +322,7 @@ public struct RouterState: Codable, Hashable, Sendable {
 /// outnumber the map, so the order stays within a small multiple of the map's size.
 /// With stamps from a clock that goes back, the order is by store, not by stamp.
 struct EvictionOrder: Sendable {
-    private var keys: [String] = []
+    private var keys: [RouterState.Key] = []
     private var stamps: [Double] = []
     /// Entries before it have been consumed.
     private var head = 0
@@ -300,7 +335,7 @@ struct EvictionOrder: Sendable {
 
     var count: Int { keys.count - head }
 
-    mutating func stamp(_ key: String, _ date: Date, isNew: Bool) {
+    mutating func stamp(_ key: RouterState.Key, _ date: Date, isNew: Bool) {
         guard isTracking else { return }
         keys.append(key)
         stamps.append(date.timeIntervalSinceReferenceDate)
@@ -317,7 +352,7 @@ struct EvictionOrder: Sendable {
     /// Removes the least recently stamped keys of `map` until `keep` remain; false when
     /// the order ran out first (a record restamped behind its back), leaving the rest
     /// to the caller.
-    mutating func dropOldest<Value>(_ map: inout [String: Value], keeping keep: Int, stamp: (Value) -> Date) -> Bool {
+    mutating func dropOldest<Value>(_ map: inout [RouterState.Key: Value], keeping keep: Int, stamp: (Value) -> Date) -> Bool {
         var surplus = map.count - keep
         while surplus > 0 && head < keys.count {
             let key = keys[head], time = stamps[head]
@@ -339,13 +374,13 @@ struct EvictionOrder: Sendable {
     /// a few replace keys used over and over, restamp one key many times): amortised
     /// O(1) per stamp. The slack of 4,096 keeps a small map's compactions rare (with 64
     /// slack, 128 replace keys compacted every 100 events: the benchmark's p99).
-    mutating func compactIfNeeded<Value>(_ map: [String: Value], stamp: (Value) -> Date) {
+    mutating func compactIfNeeded<Value>(_ map: [RouterState.Key: Value], stamp: (Value) -> Date) {
         if count > 2 * map.count + 4_096 { compact(map, stamp: stamp) }
     }
 
     /// Keeps only the live entries (those whose key still has the entry's stamp), in order.
-    private mutating func compact<Value>(_ map: [String: Value], stamp: (Value) -> Date) {
-        var liveKeys: [String] = [], liveStamps: [Double] = []
+    private mutating func compact<Value>(_ map: [RouterState.Key: Value], stamp: (Value) -> Date) {
+        var liveKeys: [RouterState.Key] = [], liveStamps: [Double] = []
         liveKeys.reserveCapacity(map.count)
         liveStamps.reserveCapacity(map.count)
         for position in head..<keys.count {

@@ -76,22 +76,37 @@ final class CountingSink: NotificationSink {
 
     var counts: (shown: Int, replaced: Int, updated: Int) { state.withLock { ($0.shown, $0.replaced, $0.updated) } }
 
+    /// Answers inline (``NotificationSink/deliverInline(_:)``), as an in-memory sink can:
+    /// the router then makes no async call for the event.
+    func deliverInline(_ delivery: SinkDelivery) throws -> SinkReceipt? {
+        count(delivery)
+    }
+
     func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
-        let handle: Int = state.withLock { state in
+        count(delivery)
+    }
+
+    private func count(_ delivery: SinkDelivery) -> SinkReceipt {
+        // A replace or an update keeps the handle it was given (as RecordingSink does);
+        // parsing it to an Int and formatting it back was the sink's own cost, not the router's.
+        let handle: Int? = state.withLock { state in
             switch delivery.intent {
             case .show:
                 state.shown += 1
                 state.next += 1
                 return state.next
-            case .replace(let existing):
+            case .replace:
                 state.replaced += 1
-                return Int(existing.value) ?? 0
-            case .updateDuplicateCount(let existing, _):
+                return nil
+            case .updateDuplicateCount:
                 state.updated += 1
-                return Int(existing.value) ?? 0
+                return nil
             }
         }
-        return SinkReceipt(handle: SinkHandle(String(handle)))
+        switch delivery.intent {
+        case .replace(let existing), .updateDuplicateCount(let existing, _): return SinkReceipt(handle: existing)
+        case .show: return SinkReceipt(handle: SinkHandle(String(handle!)))
+        }
     }
 }
 
