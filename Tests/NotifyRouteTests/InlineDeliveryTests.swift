@@ -75,6 +75,18 @@ import Testing
         #expect(a.counts == (1, 0) && b.counts == (0, 1))
     }
 
+    /// A sink that answers only through `deliver` (as the desktop sink, which waits for the
+    /// daemon) comes first in the route: the sinks after it are asked inline before it is,
+    /// not made to wait for it.
+    @Test func aSinkThatAnswersAsyncDoesNotHoldUpTheInlineOnesAfterIt() async throws {
+        let slow = InlineSink(answersInline: false), quick = InlineSink(), also = InlineSink()
+        let router = try router(["a": slow, "b": quick, "c": also], yaml: "routes: [ { to: [a, b, c] } ]")
+        let report = try await router.send(NotificationEvent(title: "one"))
+        #expect(report.outcomes.map(\.sink) == ["a", "b", "c"])
+        #expect(report.outcomes.map(\.status.name) == ["delivered", "delivered", "delivered"])
+        #expect(slow.counts == (0, 1) && quick.counts == (1, 0) && also.counts == (1, 0))
+    }
+
     @Test func anInlineFailureFailsOver() async throws {
         let a = InlineSink(failure: SinkError(.failed, "boom")), b = InlineSink()
         let router = try router(["a": a, "b": b], yaml: "routes: [ { to: [a], failover: [b] } ]")

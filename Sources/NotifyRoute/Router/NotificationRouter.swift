@@ -211,6 +211,9 @@ public final class NotificationRouter: Sendable {
             self.error = error
             self.duration = duration
         }
+
+        /// Whether the sink has answered (through `deliverInline`, when the wave started).
+        var isGiven: Bool { receipt != nil || error != nil }
     }
 
     /// One pending delivery of a wave with what was decided for it and what its sink
@@ -231,8 +234,9 @@ public final class NotificationRouter: Sendable {
     struct Wave {
         var outcomes: [SinkOutcome]
         var slots: [Slot]
-        /// The position in ``slots`` from which deliveries are still to be made by
-        /// ``NotificationRouter/completeWave(_:)``; `nil` when none is.
+        /// The first position in ``slots`` whose delivery is still to be made by
+        /// ``NotificationRouter/completeWave(_:)`` (later ones may have answered already);
+        /// `nil` when none is.
         var resumeAt: Int?
         /// Deliveries to be made all at once, each under its own deadline (some sink does
         /// not deliver inline), rather than one after the other.
@@ -247,9 +251,9 @@ public final class NotificationRouter: Sendable {
     /// and sink layers.
     ///
     /// Synchronous: sinks that deliver inline are asked here, one after the other, through
-    /// ``NotificationSink/deliverInline(_:)``; the wave stops at the first delivery that
-    /// needs the async step (a sink that is not inline or answers `nil`, a summary to send
-    /// first) and ``completeWave(_:)`` makes it and the rest. An event whose sinks all
+    /// ``NotificationSink/deliverInline(_:)``; deliveries that need the async step (a sink
+    /// that answers `nil`, a summary to send first) are left to ``completeWave(_:)``, which
+    /// makes them one after the other once the others have answered. An event whose sinks all
     /// answer inline makes no async call: each cost a task-allocated frame and an executor
     /// check, more than such a delivery.
     private func startWave(
@@ -265,11 +269,14 @@ public final class NotificationRouter: Sendable {
             wave.resumeAt = 0
             return wave
         }
+        // A delivery that needs the async step is left for `completeWave`, and the others
+        // are still asked here: a sink that waits for its answer (the desktop sink waits for
+        // the daemon, up to its deadline) must not hold up those that answer at once.
         for position in wave.slots.indices where wave.slots[position].sends {
             let item = wave.slots[position].item
             guard wave.slots[position].decision.summary == nil else {
-                wave.resumeAt = position
-                return wave
+                if wave.resumeAt == nil { wave.resumeAt = position }
+                continue
             }
             let started = ContinuousClock.now
             let delivery = SinkDelivery(
@@ -277,8 +284,8 @@ public final class NotificationRouter: Sendable {
                 deadline: started.advanced(by: item.instance.deadline), duplicateCount: wave.slots[position].decision.count)
             do {
                 guard let receipt = try item.instance.sink.deliverInline(delivery) else {
-                    wave.resumeAt = position
-                    return wave
+                    if wave.resumeAt == nil { wave.resumeAt = position }
+                    continue
                 }
                 // Field by field: a whole Answer assigned was made, copied in and destroyed.
                 wave.slots[position].answer.receipt = receipt
@@ -316,7 +323,7 @@ public final class NotificationRouter: Sendable {
             for (position, answer) in answers { wave.slots[position].answer = answer }
             return
         }
-        for position in resumeAt..<wave.slots.count where wave.slots[position].sends {
+        for position in resumeAt..<wave.slots.count where wave.slots[position].sends && !wave.slots[position].answer.isGiven {
             let item = wave.slots[position].item, decision = wave.slots[position].decision
             guard decision.summary == nil else {
                 let (_, result, duration) = await deliverOne(item, decision)
