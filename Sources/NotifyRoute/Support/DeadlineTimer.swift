@@ -122,7 +122,8 @@ public final class DeadlineTimer: Sendable {
             guard due.isEmpty else { continue }
             if let next {
                 let (seconds, attoseconds) = (next - .now).components
-                let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds / 1_000_000_000) + 1
+                // At most a day at a time (then it looks again): no overflow for a far instant.
+                let nanoseconds = min(max(0, seconds), 86_400) * 1_000_000_000 + max(0, attoseconds / 1_000_000_000) + 1
                 _ = wake.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds)))
             } else {
                 wake.wait()
