@@ -57,25 +57,7 @@ fi
 
 # ---- inside a private journald (mount namespace) and a private session bus ----
 BIN=$BENCH_BIN
-WORK=$(mktemp -d /tmp/notify-route-bench.XXXXXX)
-export XDG_RUNTIME_DIR=$WORK/runtime XDG_CONFIG_HOME=$WORK/config
-mkdir -p "$XDG_RUNTIME_DIR" "$XDG_CONFIG_HOME"
-chmod 700 "$XDG_RUNTIME_DIR"
-/usr/bin/python3 -m dbusmock --template notification_daemon \
-  -p '{"capabilities": "actions body body-markup persistence"}' >"$WORK/dbusmock.log" 2>&1 &
-MOCK=$!
-trap 'rc=$?; kill $MOCK 2>/dev/null || true; wait $MOCK 2>/dev/null || true; rm -rf "$WORK"; exit $rc' EXIT
-gdbus wait --session --timeout 10 org.freedesktop.Notifications
-
-# One desktop and one journal sink, no dedup: every run really sends (the embedded
-# config's 10s dedup window would suppress the repeats to the journal).
-cat >"$WORK/bench.yaml" <<'YAML'
-sinks:
-  desktop: { kind: desktop, deadline: 1s }
-  journal: { kind: journal, deadline: 1s }
-routes:
-  - { match: {}, to: [desktop, journal] }
-YAML
+source Tests/Benchmarks/bench-session.sh
 printf 'MESSAGE=Disk almost full: 92%% used\nPRIORITY=4\nSYSLOG_IDENTIFIER=notify-route\n' >"$WORK/logger.txt"
 NR="$BIN/notify-route"
 "$NR" send --config "$WORK/bench.yaml" --sink desktop "warm" "up" >/dev/null
