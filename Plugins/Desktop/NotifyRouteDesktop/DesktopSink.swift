@@ -139,13 +139,12 @@ public final class DesktopSink: NotificationSink {
         // blocks and the process ends at the deadline first.
         let watchdog = probe.isUnconfirmed ? DeadlineTimer.shared.schedule(at: .now + probe.timeout) { [probe] in probe.forget() } : nil
         defer { watchdog.map(DeadlineTimer.shared.cancel) }
-        // The router's words for a sink that does not answer in time.
-        let allowed = DurationParser.format(.milliseconds(((delivery.deadline - started) / .milliseconds(1)).rounded()))
         let id: UInt32
         do throws(SinkError) {
+            // `orElse` is made only at the deadline: the router's words for a sink that does not answer in time.
             id = try await GLibLoopThread.start().perform(
                 until: delivery.deadline,
-                orElse: SinkError(.timedOut, "no answer within \(allowed) (the sink's deadline)", isRetryable: true)
+                orElse: SinkError(.timedOut, "no answer within \(Self.formatted(delivery.deadline - started)) (the sink's deadline)", isRetryable: true)
             ) { () throws(SinkError) -> UInt32 in
                 try LibNotifyPresenter.show(request, hub: hub)
             }
@@ -168,6 +167,11 @@ public final class DesktopSink: NotificationSink {
             try NotificationServerProbe.closeNotification(id: id, timeout: timeout)
         }
         return SinkReceipt(handle: request.handle)
+    }
+
+    /// A delivery's allowance as the config writes it, to the millisecond.
+    private static func formatted(_ allowance: Duration) -> String {
+        DurationParser.format(.milliseconds((allowance / .milliseconds(1)).rounded()))
     }
 
     /// The daemon shows and expires what it was given: nothing of a delivery is left for
