@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Runs work with a deadline that holds even when the work never returns.
 ///
 /// A task group would wait for a child that ignores cancellation (a C call blocked
@@ -15,7 +13,7 @@ enum Deadline {
     static func run<Value: Sendable>(
         within duration: Duration, _ work: @escaping @Sendable () async throws -> Value
     ) async -> Outcome<Value> {
-        let gate = Gate<Outcome<Value>>()
+        let gate = ResumeOnce<Outcome<Value>>()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 gate.install(continuation)
@@ -38,48 +36,6 @@ enum Deadline {
             }
         } onCancel: {
             gate.resume(.timedOut)
-        }
-    }
-
-    /// Resumes a continuation exactly once, whoever comes first.
-    private final class Gate<Value: Sendable>: Sendable {
-        private struct State {
-            var continuation: CheckedContinuation<Value, Never>?
-            var early: Value?
-            var done = false
-            var cleanup: (@Sendable () -> Void)?
-        }
-
-        private let state = Mutex(State())
-
-        func install(_ continuation: CheckedContinuation<Value, Never>) {
-            let early = state.withLock { state -> Value? in
-                if let early = state.early { state.early = nil; return early }
-                state.continuation = continuation
-                return nil
-            }
-            if let early { continuation.resume(returning: early) }
-        }
-
-        func onResume(_ cleanup: @escaping @Sendable () -> Void) {
-            let runNow = state.withLock { state -> Bool in
-                if state.done { return true }
-                state.cleanup = cleanup
-                return false
-            }
-            if runNow { cleanup() }
-        }
-
-        func resume(_ value: Value) {
-            let (continuation, cleanup) = state.withLock { state -> (CheckedContinuation<Value, Never>?, (@Sendable () -> Void)?) in
-                guard !state.done else { return (nil, nil) }
-                state.done = true
-                defer { state.continuation = nil; state.cleanup = nil }
-                if state.continuation == nil { state.early = value }
-                return (state.continuation, state.cleanup)
-            }
-            continuation?.resume(returning: value)
-            cleanup?()
         }
     }
 }

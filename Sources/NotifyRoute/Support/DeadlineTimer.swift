@@ -132,16 +132,20 @@ public final class DeadlineTimer: Sendable {
     }
 }
 
-/// Resumes a continuation with the first value it is given; later values are dropped.
-private final class ResumeOnce<Value: Sendable>: Sendable {
+/// Resumes a continuation with the first value it is given, whoever gives it (the work,
+/// a timer, a cancellation); later values are dropped. Shared by ``DeadlineTimer/first(by:orElse:_:)``
+/// and `Deadline.run`.
+final class ResumeOnce<Value: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Value, Never>?
         var early: Value?
         var done = false
+        var cleanup: (@Sendable () -> Void)?
     }
 
     private let state = Mutex(State())
 
+    /// The continuation to resume; resumed at once if a value came before it.
     func install(_ continuation: CheckedContinuation<Value, Never>) {
         let early = state.withLock { state -> Value? in
             if let early = state.early {
@@ -154,17 +158,32 @@ private final class ResumeOnce<Value: Sendable>: Sendable {
         if let early { continuation.resume(returning: early) }
     }
 
+    /// Runs `cleanup` once the first value has come (at once if it has).
+    func onResume(_ cleanup: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            if state.done { return true }
+            state.cleanup = cleanup
+            return false
+        }
+        if runNow { cleanup() }
+    }
+
     /// Whether `value` was the first.
     @discardableResult
     func resume(_ value: Value) -> Bool {
-        let (first, continuation) = state.withLock { state -> (Bool, CheckedContinuation<Value, Never>?) in
-            guard !state.done else { return (false, nil) }
+        let (first, continuation, cleanup) = state.withLock {
+            state -> (Bool, CheckedContinuation<Value, Never>?, (@Sendable () -> Void)?) in
+            guard !state.done else { return (false, nil, nil) }
             state.done = true
-            defer { state.continuation = nil }
+            defer {
+                state.continuation = nil
+                state.cleanup = nil
+            }
             if state.continuation == nil { state.early = value }
-            return (true, state.continuation)
+            return (true, state.continuation, state.cleanup)
         }
         continuation?.resume(returning: value)
+        cleanup?()
         return first
     }
 }
