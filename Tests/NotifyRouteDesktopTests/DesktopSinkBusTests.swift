@@ -298,6 +298,34 @@ struct DesktopSinkBusTests {
         print("desktop sink, hung daemon (SIGSTOP): deliver failed in \(ms) ms")
     }
 
+    @Test func aDeadlineBeforeTheProbeAnswersSaysSo() async throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        daemon.freezeDaemon()
+        await #expect(processExitsWith: .success) { [address = daemon.busAddress as String] in
+            Child.useBus(address)
+            await Child.reportingErrors {
+                // The probe may take 500 ms; the delivery has 150.
+                let sink = DesktopSink()
+                let clock = ContinuousClock()
+                var thrown: (any Error)?
+                let elapsed = await clock.measure {
+                    do {
+                        _ = try await sink.deliver(SinkDelivery(
+                            event: ResolvedEvent(title: "t"), sinkName: "desktop", deadline: .now + .milliseconds(150)))
+                    } catch { thrown = error }
+                }
+                let error = try #require(thrown as? SinkError)
+                #expect(error.kind == .timedOut)
+                #expect(error.message == "the notification daemon was not probed before the sink's deadline; it may be hung")
+                #expect(elapsed < .milliseconds(450))
+            }
+        }
+        // Thawed, the daemon shows that nothing was sent after the probe that hung.
+        if let pid = daemon.daemonPID { kill(pid, SIGCONT) }
+        #expect(try daemon.notifyCalls().isEmpty)
+    }
+
     @Test func aDaemonThatHangsAfterAnsweringIsCutOffByTheDeadline() async throws {
         let daemon = try DBusMockDaemon.start()
         defer { daemon.shutdown() }

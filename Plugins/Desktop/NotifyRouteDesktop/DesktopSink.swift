@@ -1,4 +1,5 @@
 import NotifyRoute
+import Synchronization
 
 /// Desktop notifications through libnotify, over the session bus, to whatever
 /// notification daemon runs there (GNOME Shell, KDE Plasma, dunst, mako, ...).
@@ -127,33 +128,58 @@ public final class DesktopSink: NotificationSink {
 
     /// Shows, replaces or updates the notification, and answers by `delivery.deadline`
     /// whatever the daemon does (see ``capabilities``).
+    ///
+    /// One hand-over to the GLib thread and one back: when the probe is still running,
+    /// its answer arrives on the GLib thread, and `Notify` is queued from there, instead
+    /// of the caller being woken for the answer only to queue `Notify` on the GLib thread
+    /// again (on a loaded 2-core machine each wake-up of a sleeping thread can take a
+    /// tenth of a millisecond or more).
     public func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
         let started = ContinuousClock.now
         try refuseWhileStuck()
-        let server = try await probe.server(freshWithin: Self.recheckAfter, by: delivery.deadline).get()
-        let (request, notes) = DesktopNotificationRequest.make(
-            for: delivery, serverCapabilities: server.capabilities, configuredHints: configuration.hints)
-        let hub = hub
-        // An answer stored by another process is trusted until this Notify: should the
-        // daemon have hung since, forget it within the probe timeout, even if libnotify
-        // blocks and the process ends at the deadline first.
-        let watchdog = probe.isUnconfirmed ? DeadlineTimer.shared.schedule(at: .now + probe.timeout) { [probe] in probe.forget() } : nil
-        defer { watchdog.map(DeadlineTimer.shared.cancel) }
-        let id: UInt32
-        do throws(SinkError) {
-            // `orElse` is made only at the deadline: the router's words for a sink that does not answer in time.
-            id = try await GLibLoopThread.start().perform(
-                until: delivery.deadline,
-                orElse: SinkError(.timedOut, "no answer within \(Self.formatted(delivery.deadline - started)) (the sink's deadline)", isRetryable: true)
-            ) { () throws(SinkError) -> UInt32 in
-                try LibNotifyPresenter.show(request, hub: hub)
+        let probe = probe, hub = hub, hints = configuration.hints
+        let stage = DeliveryStage()
+        let answer: Result<(id: UInt32, notes: [String]), SinkError> = await DeadlineTimer.shared.first(
+            by: delivery.deadline,
+            // Made only at the deadline: the router's words for a sink that does not answer in time.
+            orElse: .failure(stage.showQueued
+                ? SinkError(.timedOut, "no answer within \(Self.formatted(delivery.deadline - started)) (the sink's deadline)", isRetryable: true)
+                : ServerProbeCache.notProbedInTime)
+        ) { answer in
+            probe.server(freshWithin: Self.recheckAfter) { outcome in
+                let server: NotificationServer
+                switch outcome {
+                case .success(let known): server = known
+                case .failure(let error): return answer(.failure(error))
+                }
+                let thread: GLibLoopThread
+                do throws(SinkError) { thread = try GLibLoopThread.start() } catch { return answer(.failure(error)) }
+                let (request, notes) = DesktopNotificationRequest.make(
+                    for: delivery, serverCapabilities: server.capabilities, configuredHints: hints)
+                // An answer stored by another process is trusted until this Notify: should the
+                // daemon have hung since, forget it within the probe timeout, even if libnotify
+                // blocks and the process ends at the deadline first.
+                let watchdog = probe.isUnconfirmed ? DeadlineTimer.shared.schedule(at: .now + probe.timeout) { probe.forget() } : nil
+                stage.markShowQueued()
+                thread.submit {
+                    defer { watchdog.map(DeadlineTimer.shared.cancel) }
+                    do throws(SinkError) {
+                        answer(.success((try LibNotifyPresenter.show(request, hub: hub), notes)))
+                    } catch {
+                        answer(.failure(error))
+                    }
+                }
             }
-        } catch {
-            probe.forget()
+        }
+        switch answer {
+        case .success(let shown):
+            probe.recordContact()
+            return SinkReceipt(handle: SinkHandle(String(shown.id)), notes: shown.notes)
+        case .failure(let error):
+            // A Notify that failed or did not answer: the daemon is asked again next time.
+            if stage.showQueued { probe.forget() }
             throw error
         }
-        probe.recordContact()
-        return SinkReceipt(handle: SinkHandle(String(id)), notes: notes)
     }
 
     public func close(_ request: SinkCloseRequest) async throws -> SinkReceipt {
@@ -193,4 +219,11 @@ public final class DesktopSink: NotificationSink {
                 isRetryable: true)
         }
     }
+}
+
+/// How far one ``DesktopSink/deliver(_:)`` got, for the message its deadline gives.
+private final class DeliveryStage: Sendable {
+    private let queued = Atomic<Bool>(false)
+    var showQueued: Bool { queued.load(ordering: .acquiring) }
+    func markShowQueued() { queued.store(true, ordering: .releasing) }
 }

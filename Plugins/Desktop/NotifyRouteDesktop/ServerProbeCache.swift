@@ -68,18 +68,16 @@ final class ServerProbeCache: Sendable {
         }
     }
 
-    /// ``server(freshWithin:)`` that gives up at `deadline` with a `timedOut` error,
-    /// however long the probe takes (it goes on, and its answer is kept for later callers).
-    func server(freshWithin: Duration? = nil, by deadline: ContinuousClock.Instant) async -> Outcome {
-        let timedOut = SinkError(
-            .timedOut, "the notification daemon was not probed before the sink's deadline; it may be hung", isRetryable: true)
-        return await DeadlineTimer.shared.first(by: deadline, orElse: .failure(timedOut)) { answer in
-            server(freshWithin: freshWithin, reply: answer)
-        }
-    }
+    /// What ``DesktopSink/deliver(_:)`` says when its deadline comes before the probe's answer.
+    static let notProbedInTime = SinkError(
+        .timedOut, "the notification daemon was not probed before the sink's deadline; it may be hung", isRetryable: true)
 
-    /// ``server(freshWithin:)`` answering through `reply`, at once or when the probe ends.
-    private func server(freshWithin: Duration?, reply: @escaping @Sendable (Outcome) -> Void) {
+    /// ``server(freshWithin:)`` answering through `reply`: at once, on the caller's thread,
+    /// when the answer is known; otherwise as soon as the probe ends, on the thread that
+    /// ran it: the GLib thread (unless libnotify could not be loaded), so `reply` can queue
+    /// the next GLib job from there without a hand-over to another thread and back.
+    /// `reply` must not block.
+    func server(freshWithin: Duration?, reply: @escaping @Sendable (Outcome) -> Void) {
         enum Step { case answer(Outcome), wait, probe }
         let step = state.withLock { state -> Step in
             let now = ContinuousClock.now
