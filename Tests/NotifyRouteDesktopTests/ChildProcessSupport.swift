@@ -80,6 +80,15 @@ enum Child {
         })
     }
 
+    /// A delivery that is expected to fail: what it threw and how long it took.
+    static func failedDelivery(_ sink: DesktopSink, _ delivery: SinkDelivery) async throws -> (error: SinkError, elapsed: Duration) {
+        var thrown: (any Error)?
+        let elapsed = await ContinuousClock().measure {
+            do { _ = try await sink.deliver(delivery) } catch { thrown = error }
+        }
+        return (try #require(thrown as? SinkError), elapsed)
+    }
+
     /// A line the parent reads back from the child's standard output (measured times).
     static func report(_ key: String, _ duration: Duration) {
         FileHandle.standardOutput.write(Data("measure \(key) \(DurationParser.milliseconds(duration))\n".utf8))

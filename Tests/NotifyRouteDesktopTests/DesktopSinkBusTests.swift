@@ -278,19 +278,14 @@ struct DesktopSinkBusTests {
             Child.useBus(address)
             await Child.reportingErrors {
                 let sink = DesktopSink()
-                let clock = ContinuousClock()
-                var thrown: (any Error)?
-                let elapsed = await clock.measure {
-                    do { _ = try await sink.deliver(SinkDelivery(event: ResolvedEvent(title: "t"), sinkName: "desktop")) } catch { thrown = error }
-                }
-                let error = try #require(thrown as? SinkError)
+                let (error, elapsed) = try await Child.failedDelivery(sink, SinkDelivery(event: ResolvedEvent(title: "t"), sinkName: "desktop"))
                 #expect(error.kind == .timedOut)
                 #expect(error.isRetryable)
                 #expect(error.message.contains("may be hung"))
                 #expect(elapsed < .milliseconds(1500))
                 Child.report("hung-deliver", elapsed)
                 // Known now: availability answers at once, without waiting again.
-                let again = await clock.measure { #expect(await sink.availability() != .available) }
+                let again = await ContinuousClock().measure { #expect(await sink.availability() != .available) }
                 #expect(again < .milliseconds(100))
             }
         }
@@ -306,16 +301,8 @@ struct DesktopSinkBusTests {
             Child.useBus(address)
             await Child.reportingErrors {
                 // The probe may take 500 ms; the delivery has 150.
-                let sink = DesktopSink()
-                let clock = ContinuousClock()
-                var thrown: (any Error)?
-                let elapsed = await clock.measure {
-                    do {
-                        _ = try await sink.deliver(SinkDelivery(
-                            event: ResolvedEvent(title: "t"), sinkName: "desktop", deadline: .now + .milliseconds(150)))
-                    } catch { thrown = error }
-                }
-                let error = try #require(thrown as? SinkError)
+                let (error, elapsed) = try await Child.failedDelivery(DesktopSink(), SinkDelivery(
+                    event: ResolvedEvent(title: "t"), sinkName: "desktop", deadline: .now + .milliseconds(150)))
                 #expect(error.kind == .timedOut)
                 #expect(error.message == "the notification daemon was not probed before the sink's deadline; it may be hung")
                 #expect(elapsed < .milliseconds(450))
