@@ -55,7 +55,7 @@ extension RouterState {
         /// ``init(sink:key:)`` for a sink name known to hold no U+001E, with both parts'
         /// `hashValue`s at hand: a wave hashes its event's dedup key once for all its sinks,
         /// and each sink's name once when the router is made.
-        convenience init(plainSink sink: String, sinkHash: Int, key: String, keyHash: Int) {
+        package convenience init(plainSink sink: String, sinkHash: Int, key: String, keyHash: Int) {
             self.init(sink: sink, key: key, hash: Self.combine(sinkHash, keyHash))
         }
 

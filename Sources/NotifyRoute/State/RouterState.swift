@@ -178,7 +178,7 @@ public struct RouterState: Codable, Hashable, Sendable {
     /// reading the record and then storing it took two; the same bookkeeping as
     /// ``storeDedup(_:forKey:)``.
     /// `seconds` is the window's length (a Duration's seconds cost an Int128 division).
-    mutating func recordDedup(forKey key: Key, now: Date, window seconds: Double) -> (record: DedupRecord, isDuplicate: Bool) {
+    package mutating func recordDedup(forKey key: Key, now: Date, window seconds: Double) -> (record: DedupRecord, isDuplicate: Bool) {
         var isNew = false
         var isDuplicate = false
         let record = Self.update(&dedup[key]) { slot -> DedupRecord in
@@ -206,7 +206,7 @@ public struct RouterState: Codable, Hashable, Sendable {
     /// eviction rehashes the run behind it), where a map grown only by doubling sat at
     /// 60% before every eviction. Costs about 1.2 MB more at 10,000 entries.
     @inline(__always)
-    mutating func reserveDedupCapacity(maxEntries: Int) {
+    package mutating func reserveDedupCapacity(maxEntries: Int) {
         let room = 2 * maxEntries + 2
         if dedup.capacity < room && dedup.count >= maxEntries / 2 && maxEntries <= 1 << 20 {
             dedup.reserveCapacity(room)
@@ -224,7 +224,7 @@ public struct RouterState: Codable, Hashable, Sendable {
     /// lookup, and the record changed in place in the map's storage. Through
     /// `dedup[key]?.handle = handle` (the dictionary's modify accessor) the record was
     /// taken out as an optional and written back.
-    mutating func setDedupHandle(_ handle: SinkHandle, forKey key: Key) {
+    package mutating func setDedupHandle(_ handle: SinkHandle, forKey key: Key) {
         guard let index = dedup.index(forKey: key) else { return }
         dedup.values[index].handle = handle
     }
@@ -234,7 +234,7 @@ public struct RouterState: Codable, Hashable, Sendable {
     }
 
     /// Stores the handle shown for `key` (its `lastUsed` is what eviction goes by).
-    mutating func storeHandle(_ record: HandleRecord, forKey key: Key) {
+    package mutating func storeHandle(_ record: HandleRecord, forKey key: Key) {
         handles[key] = record
     }
 

@@ -7,6 +7,7 @@
 // Tests/Benchmarks/run.sh puts in its table.
 //
 //   notify-route-bench route   EVENTS      20 routes, dedup + replace, 2 recording sinks
+//   notify-route-bench floor   EVENTS      route's events through the state and types alone
 //   notify-route-bench memory  KEYS        distinct dedup keys, state.max_entries 10000
 //   notify-route-bench journal RECORDS     journal sink throughput (through the router)
 //   notify-route-bench storm   EVENTS      identical error events in one burst to the desktop
