@@ -66,21 +66,10 @@ func benchFloor(events: Int) async {
     }
 
     for index in 0..<warmUp { _ = one(index) }
-    var latencies = Latencies()
-    latencies.samples.reserveCapacity(events)
-    let clock = ContinuousClock()
-    let started = clock.now
-    var delivered = 0
+    var run = EventRun(events: events)
     for index in warmUp..<(warmUp + events) {
-        let before = clock.now
-        let report = one(index)
-        latencies.add(clock.now - before)
-        for outcome in report.outcomes where outcome.status.isSuccess { delivered += 1 }
+        let sent = run.clock.now
+        run.record(one(index), sentAt: sent)
     }
-    let elapsed = seconds(clock.now - started)
-    report("floor", [
-        "events": "\(events)", "events_per_s": "\(Int(Double(events) / elapsed))",
-        "p50_us": fixed(latencies.percentile(0.5), 2), "p99_us": fixed(latencies.percentile(0.99), 2),
-        "deliveries": "\(delivered)", "replaced_on_a": "\(sinks[0].counts.replaced)",
-    ])
+    run.finish("floor", replacedOn: sinks[0])
 }

@@ -69,6 +69,41 @@ struct Latencies {
     }
 }
 
+/// The timed loop's bookkeeping that `route` and `floor` share: each event's latency and
+/// successful deliveries, and the row they print. Made right before the loop: the clock
+/// starts then.
+struct EventRun {
+    let clock = ContinuousClock()
+    private var latencies = Latencies()
+    private var delivered = 0
+    private let started: ContinuousClock.Instant
+
+    init(events: Int) {
+        latencies.samples.reserveCapacity(events)
+        started = clock.now
+    }
+
+    /// An event sent at `sent`: its latency up to now, then its deliveries (counted in
+    /// place: `filter(...).count` allocated an array per event inside the timed loop).
+    mutating func record(_ report: DeliveryReport?, sentAt sent: ContinuousClock.Instant) {
+        latencies.add(clock.now - sent)
+        guard let outcomes = report?.outcomes else { return }
+        for outcome in outcomes where outcome.status.isSuccess { delivered += 1 }
+    }
+
+    /// Stops the clock and prints the row: events/s, p50, p99, deliveries, and how many
+    /// deliveries `sink` (the benchmarks' sink `a`) saw as replacements.
+    func finish(_ name: String, replacedOn sink: CountingSink) {
+        let elapsed = seconds(clock.now - started)
+        let events = latencies.samples.count
+        report(name, [
+            "events": "\(events)", "events_per_s": "\(Int(Double(events) / elapsed))",
+            "p50_us": fixed(latencies.percentile(0.5), 2), "p99_us": fixed(latencies.percentile(0.99), 2),
+            "deliveries": "\(delivered)", "replaced_on_a": "\(sink.counts.replaced)",
+        ])
+    }
+}
+
 /// A recording sink that counts instead of keeping every delivery, so that millions of
 /// events measure the router and not an ever-growing array (RecordingSink keeps them all).
 final class CountingSink: NotificationSink {

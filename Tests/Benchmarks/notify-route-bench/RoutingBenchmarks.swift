@@ -42,27 +42,13 @@ func benchRoute(events: Int) async {
     }
     for index in 0..<warmUp { _ = try? await router.send(event(index)) }
 
-    var latencies = Latencies()
-    latencies.samples.reserveCapacity(events)
-    let clock = ContinuousClock()
-    let started = clock.now
-    var delivered = 0
-    for index in warmUp..<(warmUp + events) {
-        let before = clock.now
-        let report = try? await router.send(event(index))
-        latencies.add(clock.now - before)
-        // Counted in place: `filter(...).count` allocated an array per event inside the timed loop.
-        if let outcomes = report?.outcomes {
-            for outcome in outcomes where outcome.status.isSuccess { delivered += 1 }
-        }
-    }
-    let elapsed = seconds(clock.now - started)
     let a = router.sink(named: "a") as! CountingSink
-    report("route", [
-        "events": "\(events)", "events_per_s": "\(Int(Double(events) / elapsed))",
-        "p50_us": fixed(latencies.percentile(0.5), 2), "p99_us": fixed(latencies.percentile(0.99), 2),
-        "deliveries": "\(delivered)", "replaced_on_a": "\(a.counts.replaced)",
-    ])
+    var run = EventRun(events: events)
+    for index in warmUp..<(warmUp + events) {
+        let sent = run.clock.now
+        run.record(try? await router.send(event(index)), sentAt: sent)
+    }
+    run.finish("route", replacedOn: a)
 }
 
 func benchMemory(keys: Int) async {
