@@ -1,10 +1,6 @@
 import ArgumentParser
 import Dispatch
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The process's entry point: synchronous, so that it decides on which threads the
 /// command runs.
@@ -93,11 +89,7 @@ struct NotifyRouteCommand: AsyncParsableCommand {
     /// ArgumentParser renders for it and throws away: the whole command reflected again.
     private static func exit(status error: any Error) -> Never {
         if let code = error as? ExitCode {
-            #if canImport(Glibc)
             Glibc.exit(code.rawValue)
-            #elseif canImport(Musl)
-            Musl.exit(code.rawValue)
-            #endif
         }
         exit(withError: error)
     }

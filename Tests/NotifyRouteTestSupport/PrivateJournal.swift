@@ -1,8 +1,6 @@
 import Foundation
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The private systemd-journald that Tests/with-components.sh starts in its own mount
 /// namespace: how to find it, read records back from it (`journalctl -o json`), stop and

@@ -1,9 +1,5 @@
 import CLibNotify
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import NotifyRoute
 import Synchronization
 

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import NotifyRoute
 
 /// Which daemon instance owns `org.freedesktop.Notifications` right now: the bus's

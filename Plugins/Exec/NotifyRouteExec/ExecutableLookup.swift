@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Finds a plugin program: an absolute path as given, a bare name in `PATH`
 /// (the way `execvp` does). Relative paths such as `./plugin` are refused by the

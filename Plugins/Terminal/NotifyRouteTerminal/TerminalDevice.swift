@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// An open terminal device: the controlling terminal (`/dev/tty`) or an explicit one
 /// (`/dev/pts/3`). Only banners use it; it is opened when a banner appears and closed

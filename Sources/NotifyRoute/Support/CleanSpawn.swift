@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// `posix_spawn` with every signal unblocked and at its default disposition in the child.
 ///

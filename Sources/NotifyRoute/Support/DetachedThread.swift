@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// A named OS thread for work that must never run on Swift's cooperative pool:
 /// blocking reads of a pipe, a C library's main loop, a writer that may wait on a

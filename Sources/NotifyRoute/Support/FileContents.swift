@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Reading an open file to its end: the loop the config, the state file and tzdata share.
 public enum FileContents {
@@ -22,11 +18,7 @@ public enum FileContents {
         while count <= limit {
             if count == bytes.count { bytes += repeatElement(0, count: min(bytes.count, limit + 1 - bytes.count)) }
             let got = bytes.withUnsafeMutableBytes { buffer in
-                #if canImport(Glibc)
                 Glibc.read(fd, buffer.baseAddress! + count, buffer.count - count)
-                #else
-                Musl.read(fd, buffer.baseAddress! + count, buffer.count - count)
-                #endif
             }
             if got == 0 { break }
             if got < 0 {

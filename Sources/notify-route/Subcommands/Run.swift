@@ -5,11 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyRoute
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Dispatch
 
 struct Run: AsyncParsableCommand {

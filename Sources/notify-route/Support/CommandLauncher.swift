@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import NotifyRoute
 
 /// Starts the command of `notify-route run`: argv as given, the program found on

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import NotifyRoute
 
 /// A config that runs external programs must be as trustworthy as a script: whoever can

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// This process's memory, as the kernel counts it (for `ingest --stats`).
 enum ResourceUsage {

@@ -7,11 +7,7 @@ import Foundation
 import Logging
 import NotifyRoute
 import NotifyRouteExec
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Dispatch
 
 /// Finds the config, loads it and builds the router; config problems become exit 78

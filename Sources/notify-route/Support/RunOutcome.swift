@@ -4,11 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyRoute
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// How the command of `notify-route run` ended, and the event that says so.
 struct RunOutcome {

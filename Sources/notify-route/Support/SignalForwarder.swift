@@ -1,9 +1,5 @@
 import Dispatch
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// While `notify-route run` waits for its command, SIGINT, SIGQUIT, SIGTERM and SIGHUP
 /// go to the command instead of ending us: we must live to report how it ended.

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Output for the CLI's own messages. `stderr` the C global is not concurrency-safe in
 /// Swift 6 mode, so this writes to the file descriptors directly.

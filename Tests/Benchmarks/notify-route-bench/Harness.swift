@@ -12,9 +12,7 @@
 //   notify-route-bench journal RECORDS     journal sink throughput (through the router)
 //   notify-route-bench storm   EVENTS      identical error events in one burst to the desktop
 
-#if canImport(Glibc)
 import Glibc
-#endif
 import Synchronization
 import NotifyRoute
 import NotifyRouteDesktop

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 extension ZoneInfo {
     /// What a config's `timezone:` gets told when `name` does not load, `nil` when it does:
