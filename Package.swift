@@ -79,7 +79,7 @@ let package = Package(
                 "NotifyRouteExec",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            // The release build's function order for lld (README, "Release build"), not a source.
+            // The release build's function order for lld (Tests/Benchmarks/README.md, "Release build"), not a source.
             exclude: ["startup.order"],
             resources: [.embedInCode("Resources/notify-route.yaml")]
         ),

@@ -1,4 +1,4 @@
-# The release build's options, as the README's "Release build" gives them (it says why
+# The release build's options, as Tests/Benchmarks/README.md's "Release build" gives them (it says why
 # each): sourced by run.sh and startup-order.sh so that what they measure is what users
 # install. Defines RELEASE_FLAGS; needs ROOT (the package's root).
 mkdir -p "$ROOT/.build-static" && ln -sf "$(gcc -print-file-name=libstdc++.a)" "$ROOT/.build-static/"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole benchmark suite, from a release build, in one command; prints a table.
 #
-#   bash Tests/Benchmarks/run.sh            # full: the numbers of the README's "Performance"
+#   bash Tests/Benchmarks/run.sh            # full: the numbers of Tests/Benchmarks/README.md
 #   bash Tests/Benchmarks/run.sh --short    # CI: small counts on the debug build, prints numbers, asserts nothing
 #   BENCH_RELEASE=1 bash Tests/Benchmarks/run.sh --short   # small counts on the release build
 #
@@ -25,7 +25,7 @@ if [ "${BENCH_STAGE:-}" != inner ]; then
       echo "run.sh: apprise could not be installed (see /tmp/notify-route-bench-apprise.log); its row is left out" >&2
   fi
   if [ "$MODE" = full ] || [ "${BENCH_RELEASE:-}" = 1 ]; then
-    # The release options of the README's install (its "Release build" says why each).
+    # The release options of release-flags.sh (Tests/Benchmarks/README.md, "Release build", says why each).
     source Tests/Benchmarks/release-flags.sh
     BUILD=(swift build "${RELEASE_FLAGS[@]}"
       --scratch-path .build-bench-release)

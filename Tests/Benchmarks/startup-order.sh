@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes Sources/notify-route/startup.order: the functions the usual commands run, in the
-# order lld should lay them out (`--symbol-ordering-file`, see the README's "Release build").
+# order lld should lay them out (`--symbol-ordering-file`, see "Release build" in Tests/Benchmarks/README.md).
 #
 #   bash Tests/Benchmarks/startup-order.sh
 #
