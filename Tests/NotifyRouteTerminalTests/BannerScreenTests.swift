@@ -231,6 +231,47 @@ extension BannerTerminalTests {
         #expect(!fixture.exists("bell"))
     }
 
+    /// The line style, fed the same corpus: each event one line, in order, and nothing
+    /// but text reached the terminal.
+    @Test func injectionCorpusAsLinesLeavesTheTerminalAlone() throws {
+        let fixture = try BannerFixture()
+        var body = "read go\n"
+        for (index, item) in InjectionCorpus.cases.enumerated() {
+            let title = Self.printfFormat(Array("T\(index) ".utf8) + item.bytes + Array(" end".utf8))
+            let text = Self.printfFormat(item.bytes + Array("\n".utf8) + item.bytes)
+            body += #""$B" send --config "$C" "$(printf '\#(title)')" "$(printf '\#(text)')"; echo $? >> "$D/codes""# + "\n"
+        }
+        body += #"echo done > "$D/status""#
+        let height = InjectionCorpus.cases.count + 10
+        let session = try TmuxSession(
+            command: try fixture.script(body, sink: "{ kind: terminal }", environment: ["NO_COLOR": "1"]),
+            width: 200, height: height, configuration: fixture.tmuxConfiguration)
+        try session.waitForScreen { $0.contains("line 5") }
+        let title = try session.display("#{pane_title}")
+        try session.sendKeys("Enter")
+
+        #expect(fixture.waitForFile("status", timeout: .seconds(60)) == "done")
+        let codes = try String(contentsOf: fixture.url("codes"), encoding: .utf8).split(separator: "\n")
+        #expect(codes.count == InjectionCorpus.cases.count && codes.allSatisfy { $0 == "0" }, "\(codes)")
+        let screen = try session.capture()
+        let rows = screen.rows
+        #expect(Array(rows[0...4]) == earlierOutput)
+        for (index, item) in InjectionCorpus.cases.enumerated() {
+            // Nothing moved the cursor or cleared: each line where it was written.
+            #expect(rows[5 + index].hasPrefix("[info] T\(index) "), "\(item.name): \(rows[5 + index].debugDescription)")
+            if item.name == "line-paragraph-separators" {
+                #expect(rows[5 + index] == "[info] T\(index) one two three end: one ⏎ two ⏎ three ⏎ one ⏎ two ⏎ three")
+            }
+        }
+        #expect(InjectionCorpus.leftovers(in: screen).isEmpty, "\(InjectionCorpus.leftovers(in: screen))")
+        #expect(try session.cursor() == (0, 5 + InjectionCorpus.cases.count))
+        #expect(try session.scrollRegion() == (0, height - 1))
+        #expect(try session.display("#{pane_title}") == title)
+        #expect(try session.display("#{alternate_on}") == "0")
+        #expect(try session.buffers().isEmpty)
+        #expect(!fixture.exists("bell"))
+    }
+
     /// A printf format that reproduces `bytes` exactly: everything but plain ASCII letters,
     /// digits and a few safe marks as octal escapes.
     static func printfFormat(_ bytes: [UInt8]) -> String {

@@ -36,10 +36,25 @@ enum InjectionCorpus {
         ("apc-pm-sos", "\(esc)_apc\(esc)\\\(esc)^pm\(esc)\\\(esc)Xsos\(esc)\\"),
         ("bidi-override", "\u{202E}exe.txt\u{202C} \u{202D}ltr\u{202C}"),
         ("bidi-isolates-marks", "\u{2067}abc\u{2069}\u{2066}d\u{2069}\u{200F}\u{061C}"),
+        ("bidi-marks-between-words", "left\u{200E}mid\u{200F}right\u{061C}end"),
+        ("line-paragraph-separators", "one\u{2028}two\u{2029}three"),
         ("escape-then-escape", "tail\(esc)\(esc)"),
     ].map { Case(name: $0.0, bytes: Array($0.1.utf8)) } + [
         Case(name: "invalid-utf8-lone-c1-byte", bytes: [0x9D] + Array("52;c;ZXZpbA==".utf8) + [0x07]),
         Case(name: "invalid-utf8-bytes", bytes: [0xFF, 0xFE, 0xC0, 0xAF, 0xE2, 0x82, 0x41, 0xED, 0xA0, 0x80]),
         Case(name: "invalid-utf8-8bit-csi", bytes: [0x9B, 0x32, 0x4A, 0x1B, 0x5B, 0x32, 0x4A]),
     ]
+
+    /// Scalars that must never reach a terminal from an event: controls, and the bidi
+    /// overrides, isolates and marks and line separators that reorder or break text.
+    static func leftovers(in screen: String) -> [Unicode.Scalar] {
+        screen.unicodeScalars.filter { scalar in
+            switch scalar.value {
+            case 0x0A: false
+            case 0x00...0x1F, 0x7F...0x9F: true
+            case 0x200E, 0x200F, 0x061C, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029: true
+            default: false
+            }
+        }
+    }
 }

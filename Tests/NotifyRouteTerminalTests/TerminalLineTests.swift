@@ -28,6 +28,15 @@ import Testing
         #expect(TerminalLine.render(event, color: false) == "[info] ab: cd")
     }
 
+    @Test func removesWhatTheBannerRemoves() {
+        for item in InjectionCorpus.cases {
+            let line = TerminalLine.render(ResolvedEvent(title: "T \(item.text) end", body: "\(item.text)\n\(item.text)"), color: false)
+            #expect(InjectionCorpus.leftovers(in: line).isEmpty, "\(item.name): \(line.debugDescription)")
+        }
+        let event = ResolvedEvent(title: "a\u{2028}b\u{200F}c", body: "d\u{2029}e\u{200E}f\u{061C}g")
+        #expect(TerminalLine.render(event, color: false) == "[info] a bc: d ⏎ efg")
+    }
+
     @Test func pluginRejectsUnknownOptionValues() {
         let options = SinkOptions(sinkName: "tty", kind: "terminal", ["output": "printer"])
         #expect(throws: ConfigError.self) { _ = try TerminalSink.plugin.makeSink(options) }
