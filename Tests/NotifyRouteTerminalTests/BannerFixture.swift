@@ -84,5 +84,13 @@ extension String {
     }
 }
 
+/// Expects the screen `before` again, text and colours, but for the shell's own report
+/// of how a job ended (`Killed`, `Terminated`), and the scroll region reset.
+func expectRestored(_ session: TmuxSession, to before: String, but shellMessage: String) throws {
+    let after = try session.capture(attributes: true).rows.filter { !$0.isEmpty && $0 != shellMessage }
+    #expect(after == before.rows.filter { !$0.isEmpty }, "\(after)")
+    #expect(try session.scrollRegion() == (0, 23))
+}
+
 /// The five lines every fixture script prints before the banner.
 let earlierOutput = (1...5).map { "line \($0)" }

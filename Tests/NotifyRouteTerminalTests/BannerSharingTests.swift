@@ -71,9 +71,7 @@ extension BannerTerminalTests {
         #expect(Array(rows[0...6]) == [" ℹ Next", "   the banner after it"] + earlierOutput, "\(rows)")
         #expect(try session.scrollRegion() == (2, 23))
         #expect(fixture.waitForFile("status") == "0")
-        let after = try session.capture(attributes: true).rows.filter { !$0.isEmpty && $0 != "Killed" }
-        #expect(after == before.rows.filter { !$0.isEmpty }, "\(after)")
-        #expect(try session.scrollRegion() == (0, 23))
+        try expectRestored(session, to: before, but: "Killed")
     }
 
     @Test func aStoppedProcessesBannerMakesWayAndComesBackOnContinue() throws {
@@ -113,10 +111,7 @@ extension BannerTerminalTests {
         #expect(try session.scrollRegion() == (2, 23))
         #expect(kill(pid, SIGTERM) == 0)
         #expect(fixture.waitForFile("status") == "143")
-        // The same screen, but for the shell's own report of how its job ended.
-        let end = try session.capture(attributes: true).rows.filter { !$0.isEmpty && $0 != "Terminated" }
-        #expect(end == before.rows.filter { !$0.isEmpty }, "\(end)")
-        #expect(try session.scrollRegion() == (0, 23))
+        try expectRestored(session, to: before, but: "Terminated")
     }
 
     @Test func ctrlZGivesTheTerminalBackAndContinueDrawsAgain() throws {
