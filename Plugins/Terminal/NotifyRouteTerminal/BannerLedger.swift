@@ -23,7 +23,8 @@ import Synchronization
 /// continues it finds its block gone and draws it again on top), and a sink of this
 /// process that no longer exists. The record names the terminal's creation time (its
 /// device node's ctime), so a record left behind on an earlier terminal that had the
-/// same `/dev/pts` number is ignored, never obeyed.
+/// same `/dev/pts` number is ignored, never obeyed. The file stays when no banner is
+/// left: removing it would race with a process that has it open and waits for its lock.
 final class BannerLedger: Sendable {
     /// This sink of this process, as the record names it: `pid:start-time:slot`.
     let owner: String
