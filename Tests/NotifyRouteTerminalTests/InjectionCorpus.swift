@@ -44,17 +44,4 @@ enum InjectionCorpus {
         Case(name: "invalid-utf8-bytes", bytes: [0xFF, 0xFE, 0xC0, 0xAF, 0xE2, 0x82, 0x41, 0xED, 0xA0, 0x80]),
         Case(name: "invalid-utf8-8bit-csi", bytes: [0x9B, 0x32, 0x4A, 0x1B, 0x5B, 0x32, 0x4A]),
     ]
-
-    /// Scalars that must never reach a terminal from an event: controls, and the bidi
-    /// overrides, isolates and marks and line separators that reorder or break text.
-    static func leftovers(in screen: String) -> [Unicode.Scalar] {
-        screen.unicodeScalars.filter { scalar in
-            switch scalar.value {
-            case 0x0A: false
-            case 0x00...0x1F, 0x7F...0x9F: true
-            case 0x200E, 0x200F, 0x061C, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029: true
-            default: false
-            }
-        }
-    }
 }

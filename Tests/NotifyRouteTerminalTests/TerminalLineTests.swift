@@ -1,5 +1,6 @@
 import NotifyRoute
 import NotifyRouteTerminal
+import NotifyRouteTestSupport
 import Testing
 
 @Suite struct TerminalLineTests {
