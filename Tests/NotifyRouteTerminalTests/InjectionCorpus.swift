@@ -36,6 +36,8 @@ enum InjectionCorpus {
         ("apc-pm-sos", "\(esc)_apc\(esc)\\\(esc)^pm\(esc)\\\(esc)Xsos\(esc)\\"),
         ("bidi-override", "\u{202E}exe.txt\u{202C} \u{202D}ltr\u{202C}"),
         ("bidi-isolates-marks", "\u{2067}abc\u{2069}\u{2066}d\u{2069}\u{200F}\u{061C}"),
+        ("bidi-marks-between-words", "left\u{200E}mid\u{200F}right\u{061C}end"),
+        ("line-paragraph-separators", "one\u{2028}two\u{2029}three"),
         ("escape-then-escape", "tail\(esc)\(esc)"),
     ].map { Case(name: $0.0, bytes: Array($0.1.utf8)) } + [
         Case(name: "invalid-utf8-lone-c1-byte", bytes: [0x9D] + Array("52;c;ZXZpbA==".utf8) + [0x07]),
