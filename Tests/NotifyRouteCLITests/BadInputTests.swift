@@ -36,6 +36,16 @@ import Testing
         }
     }
 
+    /// The README's counts of the test corpora are the corpora's sizes.
+    @Test func theReadmeCountsTheBrokenConfigsThereAre() throws {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let counts = text.matches(of: /holds (\d+) broken\s+configs/).map { Int($0.output.1) }
+        #expect(!counts.isEmpty)
+        #expect(counts.allSatisfy { $0 == BrokenConfigTests.files.count }, "README says \(counts); there are \(BrokenConfigTests.files.count)")
+    }
+
     @Test func aConfigOverOneMebibyteIsRefusedUnread() throws {
         let url = directory.appendingPathComponent("huge.yaml")
         try Data(repeating: UInt8(ascii: "#"), count: (1 << 20) + 1).write(to: url)
