@@ -191,23 +191,17 @@ import Testing
     static let subcommands = ["send", "close", "run", "ingest", "explain", "sinks", "config", "config check", "config show"]
 
     @Test(arguments: subcommands)
-    func helpShowsTheFullCommand(_ subcommand: String) throws {
+    func helpAndUsageErrorsShowTheFullCommand(_ subcommand: String) throws {
         let words = subcommand.split(separator: " ").map(String.init)
-        let result = try ProcessRunner.notifyRoute(words + ["--help"])
-        #expect(result.status == 0)
-        #expect(result.standardOutput.contains("USAGE: notify-route \(subcommand) "), "\(result.standardOutput)")
-        let viaHelp = try ProcessRunner.notifyRoute(["help"] + words)
-        #expect(viaHelp.status == 0)
-        #expect(viaHelp.standardOutput.contains("USAGE: notify-route \(subcommand) "))
-    }
-
-    @Test(arguments: subcommands)
-    func usageErrorsShowTheFullCommand(_ subcommand: String) throws {
-        let words = subcommand.split(separator: " ").map(String.init)
-        let result = try ProcessRunner.notifyRoute(words + ["--no-such-option"])
-        #expect(result.status == 64)
-        #expect(result.standardError.contains("Usage: notify-route \(subcommand) "), "\(result.standardError)")
-        #expect(result.standardError.contains("See 'notify-route \(subcommand) --help'"))
+        for help in [words + ["--help"], ["help"] + words] {
+            let result = try ProcessRunner.notifyRoute(help)
+            #expect(result.status == 0)
+            #expect(result.standardOutput.contains("USAGE: notify-route \(subcommand) "), "\(help): \(result.standardOutput)")
+        }
+        let error = try ProcessRunner.notifyRoute(words + ["--no-such-option"])
+        #expect(error.status == 64)
+        #expect(error.standardError.contains("Usage: notify-route \(subcommand) "), "\(error.standardError)")
+        #expect(error.standardError.contains("See 'notify-route \(subcommand) --help'"))
     }
 
     /// A value the command refuses after parsing (`-A`, `run` without a command) too.
