@@ -1,5 +1,6 @@
 import NotifyRoute
 @testable import NotifyRouteTerminal
+import NotifyRouteTestSupport
 import Testing
 
 /// The banner's pieces without a terminal: measuring, laying out, colours, sequences.

@@ -69,7 +69,7 @@ struct Ingest: AsyncParsableCommand {
                 continue
             }
             switch report.summary {
-            case .delivered: tally.delivered += 1
+            case .delivered, .planned: tally.delivered += 1
             case .suppressed: tally.suppressed += 1
             case .failed: tally.failed += 1
             case .noSinkAvailable: tally.noSink += 1

@@ -8,7 +8,9 @@ struct Send: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 delivered or suppressed on purpose (duplicate, dropped by a rule), \
             1 no sink delivered, 64 usage, 65 bad event data, 69 no sink available, 78 config error.
-            """)
+            """,
+        // `-h` is notify-send's hint option: help there would print and exit 0, sending nothing.
+        helpNames: [.long])
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var event: EventOptions
@@ -34,6 +36,21 @@ struct Send: AsyncParsableCommand {
 
     func run() async throws {
         try await request.run()
+    }
+
+    /// What is wrong when `-h` is among the options (alone, as `-hVALUE`, or in a run of
+    /// short flags such as `-vh`): notify-send users type `-h int:value:50` for a hint, and
+    /// must learn that nothing was sent, not get the help and exit 0. `nil` when there is none.
+    static func shortHelpMisuse(in arguments: some Sequence<String>) -> String? {
+        for argument in arguments {
+            if argument == "--" { return nil }
+            guard argument.hasPrefix("-"), !argument.hasPrefix("--") else { continue }
+            if argument.dropFirst().prefix(while: { $0 != "=" }).contains("h") {
+                return "\"\(argument)\": send has no -h; it is not help (use --help), "
+                    + "and notify-send's hints (-h TYPE:NAME:VALUE) are not supported; nothing was sent"
+            }
+        }
+        return nil
     }
 }
 

@@ -19,7 +19,7 @@ enum RouterLoader {
 
     static func bootstrapLogging(verbose: Bool) {
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = StreamLogHandler(label: label, stream: ConsoleErrorStream())
             handler.logLevel = verbose ? .debug : .critical
             return handler
         }
