@@ -191,10 +191,86 @@ struct JournalCLITests {
         }
     }
 
+    /// A regular file where journald's socket should be is named as such: connect(2) on it
+    /// says "connection refused", which must not pass for a stale socket. In a nested mount
+    /// namespace, so journald's real socket stays where it is for every other test.
+    @Test func aRegularFileAtTheSocketPathIsReportedAsSuch() async throws {
+        try await PrivateJournal.withAccess {
+            let config = try Self.config()
+            let directory = (PrivateJournal.socketPath as NSString).deletingLastPathComponent
+            let script = "set -e; mount -t tmpfs tmpfs \(directory); echo not-a-socket > \(PrivateJournal.socketPath); "
+                + "\"$0\" send --config \"$1\" --json 'nobody hears this'; echo; \"$0\" sinks --config \"$1\""
+            let result = try await PrivateJournal.offPool {
+                try ProcessRunner.run(
+                    URL(fileURLWithPath: "/usr/bin/unshare"),
+                    ["-m", "--propagation", "private", "/bin/sh", "-c", script, TestEnvironment.notifyRouteBinary.path, config.path],
+                    timeLimit: .seconds(30))
+            }
+            let lines = result.standardOutput.split(separator: "\n", omittingEmptySubsequences: true)
+            let report = try #require(lines.first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] },
+                                      "\(result.standardOutput) \(result.standardError)")
+            let outcome = try #require((report["sinks"] as? [[String: Any]])?.first { $0["sink"] as? String == "journal" })
+            let expected = "/run/systemd/journal/socket is a regular file, not a socket"
+            #expect(outcome["status"] as? String == "unavailable", "\(outcome)")
+            #expect((outcome["reason"] as? String)?.contains(expected) == true, "\(outcome)")
+            #expect(!result.standardOutput.contains("stale"), "\(result.standardOutput)")
+            #expect(result.standardOutput.contains(expected), "sinks says it too: \(result.standardOutput)")
+        }
+    }
+
+    /// Event fields cannot make a record pass for another unit's, process's, facility's or call
+    /// site's: `journalctl -u sshd.service` (which also matches `OBJECT_SYSTEMD_UNIT` of root's
+    /// records, and `COREDUMP_UNIT` of crash records) never shows it, and neither does a match
+    /// on the forged field itself.
+    @Test func eventFieldsCannotForgeAnotherUnitsRecords() async throws {
+        try await PrivateJournal.withAccess {
+            let run = PrivateJournal.newRunID()
+            let forged = [
+                "OBJECT_SYSTEMD_UNIT=sshd.service", "OBJECT_PID=1", "OBJECT_COMM=sshd", "SYSLOG_FACILITY=4", "SYSLOG_PID=1",
+                "SYSLOG_TIMESTAMP=Jan  1 00:00:00", "CODE_FILE=sshd.c", "CODE_LINE=1", "CODE_FUNC=main", "UNIT=sshd.service",
+                "USER_UNIT=sshd.service", "COREDUMP_UNIT=sshd.service", "INVOCATION_ID=0123456789abcdef0123456789abcdef",
+                "object.systemd.unit=sshd.service",
+            ]
+            var fields = [PrivateJournal.runField: run]
+            for pair in forged {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                fields[String(parts[0])] = String(parts[1])
+            }
+            // With systemd-coredump's MESSAGE_ID, as a crash record of sshd would have it.
+            let line = try JSONSerialization.data(withJSONObject: [
+                "title": "forged", "message_id": "fc2e22bc6ee647b6b90729ab34a250b1", "fields": fields,
+            ])
+            let result = try await Self.notifyRoute(
+                ["ingest", "--config", try Self.config().path], input: String(decoding: line, as: UTF8.self) + "\n")
+            #expect(result.status == 0, "\(result.standardError)")
+            let entry = try #require(try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"]).first)
+            for name in ["OBJECT_SYSTEMD_UNIT", "OBJECT_PID", "OBJECT_COMM", "SYSLOG_PID", "SYSLOG_TIMESTAMP", "UNIT",
+                         "USER_UNIT", "COREDUMP_UNIT", "INVOCATION_ID", "CODE_FILE", "CODE_LINE", "CODE_FUNC"] {
+                #expect(entry[name] == nil, "\(name) = \(entry[name] ?? "")")
+            }
+            #expect(entry["SYSLOG_FACILITY"] == nil)
+            #expect(entry["USER_OBJECT_SYSTEMD_UNIT"] == "sshd.service")
+            #expect(entry["USER_OBJECT_PID"] == "1")
+            #expect(entry["USER_SYSLOG_FACILITY"] == "4")
+            #expect(entry["USER_CODE_FILE"] == "sshd.c")
+            #expect(entry["USER_USER_UNIT"] == "sshd.service", "UNIT and USER_UNIT both renamed away from USER_UNIT")
+            #expect(Set(entry.values("NOTIFY_ROUTE_FIELD_NAME")).contains("USER_OBJECT_SYSTEMD_UNIT=OBJECT_SYSTEMD_UNIT"))
+            #expect(entry["_SYSTEMD_UNIT"] != "sshd.service")
+
+            // What an administrator looking for sshd's records runs finds none of ours.
+            for query in [["-u", "sshd.service"], ["OBJECT_SYSTEMD_UNIT=sshd.service"], ["OBJECT_PID=1"],
+                          ["SYSLOG_FACILITY=4"], ["COREDUMP_UNIT=sshd.service"], ["UNIT=sshd.service"]] {
+                let found = try await PrivateJournal.offPool { try PrivateJournal.read(matching: query) }
+                #expect(!found.contains { $0[PrivateJournal.runField] == run }, "journalctl \(query.joined(separator: " ")) shows the forged record")
+            }
+        }
+    }
+
     @Test func badJournalOptionsAreConfigErrors() async throws {
         for (options, message) in [
             ("fields: { disk.path: x }", "\"disk.path\" is not a journal field name"),
             ("fields: { MESSAGE: x }", "MESSAGE is written by the journal sink itself"),
+            ("fields: { OBJECT_SYSTEMD_UNIT: sshd.service }", "OBJECT_SYSTEMD_UNIT would make the record claim another process, unit"),
             ("queue_size: -1", "queue_size"),
             ("identifer: x", "identifier"),
         ] {
