@@ -266,6 +266,106 @@ struct JournalCLITests {
         }
     }
 
+    // MARK: Queued records at the end
+
+    /// The reports of `ingest --json`, and how many said the journal queued the event.
+    static func queuedCount(_ reports: String) -> Int {
+        reports.split(separator: "\n").filter { line in
+            guard let report = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let sinks = report["sinks"] as? [[String: Any]]
+            else { return false }
+            return sinks.contains { $0["sink"] as? String == "journal" && $0["status"] as? String == "queued" }
+        }.count
+    }
+
+    /// The count in "sink "journal": N queued record(s) dropped", or nil.
+    static func droppedCount(_ standardError: String) -> Int? {
+        guard let range = standardError.range(of: "sink \"journal\": ") else { return nil }
+        return Int(standardError[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    static let queueConfig = """
+        routes:
+          - { match: {}, to: [journal], failover: [tty] }
+        fallback: [journal]
+        """
+
+    /// journald stopped at the end of input: `ingest` waits for its queue a bounded time
+    /// (5 s, not an hour), says what it waits for, and reports every record it had to drop;
+    /// `--no-wait` does not wait, and reports them the same way.
+    @Test(arguments: [false, true])
+    func atTheEndOfInputQueuedRecordsGetABoundedWaitAndWhatIsLostIsReported(noWait: Bool) async throws {
+        try await PrivateJournal.withAccess(exclusive: true) {
+            let run = PrivateJournal.newRunID()
+            let config = try Self.config(", queue_size: 100", Self.queueConfig)
+            let input = (0..<20).map { #"{"title":"queued \#($0)","fields":{"\#(PrivateJournal.runField)":"\#(run)"}}"# }
+                .joined(separator: "\n") + "\n"
+            let result = try await PrivateJournal.whileStopped {
+                try PrivateJournal.fillSocketQueue(run: run)
+                return try await Self.notifyRoute(
+                    ["ingest", "--config", config.path, "--json"] + (noWait ? ["--no-wait"] : []), input: input, timeLimit: .seconds(40))
+            }
+            print("journal: ingest with journald stopped\(noWait ? " (--no-wait)" : ""): exit \(result.status) after \(result.duration)")
+            #expect(!result.timedOut, "it waited past 40 s")
+            let queued = Self.queuedCount(result.standardOutput)
+            #expect(queued >= 10, "most events were reported queued: \(result.standardOutput)")
+            if noWait {
+                #expect(!result.standardError.contains("waiting up to"), "\(result.standardError)")
+                #expect(result.standardError.contains("queued record(s) dropped, never written to the journal: --no-wait"), "\(result.standardError)")
+            } else {
+                #expect(result.duration < .seconds(20), "5 s for the queue, 20 events at most a deadline each")
+                #expect(result.standardError.contains("waiting up to 5s for journald to take \(queued) record(s) queued by sink \"journal\""),
+                        "\(result.standardError)")
+                #expect(result.standardError.contains("queued record(s) dropped, never written to the journal: journald did not take them within 5s"),
+                        "\(result.standardError)")
+            }
+            #expect(Self.droppedCount(result.standardError) == queued, "every record reported queued is accounted for: \(result.standardError)")
+        }
+    }
+
+    /// SIGTERM (or SIGINT) to `ingest` while journald is stopped: nothing reported queued
+    /// vanishes uncounted; the process dies of the signal after reporting the drops.
+    @Test(arguments: ["TERM", "INT"])
+    func aSignalDuringIngestReportsWhatItDrops(signal: String) async throws {
+        try await PrivateJournal.withAccess(exclusive: true) {
+            let run = PrivateJournal.newRunID()
+            let config = try Self.config(", queue_size: 100", Self.queueConfig)
+            let directory = config.deletingLastPathComponent()
+            let script = """
+                B=$1; C=$2; D=$3
+                set -m  # job control: a background job's SIGINT is not ignored
+                # The input is a FIFO the script keeps open: ingest waits for more when the signal comes.
+                mkfifo "$D/input"
+                "$B" ingest --config "$C" --json < "$D/input" > "$D/reports" 2> "$D/stderr" &
+                pid=$!
+                exec 3> "$D/input"
+                for i in $(seq 40); do echo '{"title":"event '$i'","fields":{"\(PrivateJournal.runField)":"\(run)"}}' >&3; done
+                for _ in $(seq 400); do [ "$(wc -l < "$D/reports")" -ge 40 ] && break; sleep 0.05; done
+                kill -\(signal) $pid
+                start=$(date +%s%N)
+                wait $pid; echo "rc=$? after $(( ($(date +%s%N) - start) / 1000000 )) ms"
+                exec 3>&-
+                """
+            let result = try await PrivateJournal.whileStopped {
+                try PrivateJournal.fillSocketQueue(run: run)
+                return try await PrivateJournal.offPool {
+                    try ProcessRunner.run(
+                        URL(fileURLWithPath: "/bin/bash"), ["-c", script, "bash", TestEnvironment.notifyRouteBinary.path, config.path, directory.path],
+                        timeLimit: .seconds(60))
+                }
+            }
+            let reports = (try? String(contentsOf: directory.appendingPathComponent("reports"), encoding: .utf8)) ?? ""
+            let stderr = (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""
+            print("journal: SIG\(signal) to ingest with journald stopped: \(result.standardOutput)")
+            let status = signal == "TERM" ? 143 : 130
+            #expect(result.standardOutput.hasPrefix("rc=\(status) "), "dies of the signal: \(result.standardOutput) \(stderr)")
+            let queued = Self.queuedCount(reports)
+            #expect(queued >= 20, "\(reports)")
+            #expect(stderr.contains("SIG\(signal): waiting up to 5s for journald to take \(queued) record(s)"), "\(stderr)")
+            #expect(Self.droppedCount(stderr) == queued, "every record reported queued is accounted for: \(stderr)")
+        }
+    }
+
     @Test func badJournalOptionsAreConfigErrors() async throws {
         for (options, message) in [
             ("fields: { disk.path: x }", "\"disk.path\" is not a journal field name"),

@@ -79,11 +79,17 @@ final class ExitFlush: Sendable {
         report(noWait ? "--no-wait" : "journald did not take them within \(DurationParser.format(JournalSink.shutdownWait))")
     }
 
-    /// SIGTERM and SIGINT end the command through ``stop(_:)``. Installed before the first
-    /// event, so the terminal sink, which installs its own later, leaves the decision to us.
+    /// SIGTERM and SIGINT end the command through ``stop(_:)`` (unless they were ignored
+    /// when we started). Installed before the first event, so the terminal sink, which
+    /// installs its own later, leaves the decision to us.
     func install() {
         state.withLock { state in
             for signalNumber in [SIGTERM, SIGINT] {
+                // One ignored by whoever started us (a background job's SIGINT) stays ignored.
+                var current = sigaction()
+                guard sigaction(signalNumber, nil, &current) == 0,
+                      current.__sigaction_handler.sa_handler.map({ unsafeBitCast($0, to: Int.self) != 1 }) ?? true
+                else { continue }
                 signal(signalNumber, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
                 source.setEventHandler { [self] in received(signalNumber) }
