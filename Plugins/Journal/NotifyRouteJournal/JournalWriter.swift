@@ -129,13 +129,14 @@ final class JournalWriter: Sendable {
             state.nextID += 1
             return state.nextID
         }
+        let notReading = !ahead && journaldNotReading()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
                 let (kick, stalled, refusal) = state.withLock { state -> (Bool, Bool, Outcome?) in
                     let entry = Entry(id: id, record: record, state: .waiting)
-                    if !ahead, let since = state.stalledSince, state.inFlight != nil, state.queuedCount >= capacity {
-                        // journald is not reading (a write is stuck in sd_journal_sendv) and no room is
-                        // left to promise: answer now, not after another wait, until journald reads again.
+                    if notReading, let since = state.stalledSince, state.inFlight != nil, state.queuedCount >= capacity {
+                        // journald is not reading and no room is left to promise: answer now, not
+                        // after another wait each, until it reads again.
                         return (false, true, .failed(capacity > 0 ? drop(&state) : notQueuedError(stalledFor: .now - since)))
                     }
                     state.waiters[id] = continuation
@@ -162,6 +163,19 @@ final class JournalWriter: Sendable {
         } onCancel: {
             expire(id)
         }
+    }
+
+    /// journald is stalled with no room left in our queue, and its own queue stays full for
+    /// ``inlineWait``: it does not read. Once it reads again its queue has room at once (or the
+    /// write stuck in `sd_journal_sendv` returns and the stall is over), and records wait as usual.
+    private func journaldNotReading() -> Bool {
+        let stuck = state.withLock { state -> Int32? in
+            guard state.stalledSince != nil, state.inFlight != nil, state.queuedCount >= capacity else { return nil }
+            return state.socket
+        }
+        guard let socket = stuck else { return false }
+        let milliseconds = Int32(DurationParser.milliseconds(Self.inlineWait))
+        return socket < 0 || notify_route_journal_writable(socket, milliseconds) != 1
     }
 
     /// The caller's wait is over and its record is not written yet.

@@ -80,9 +80,12 @@ final class ExitFlush: Sendable {
     }
 
     /// SIGTERM and SIGINT end the command through ``stop(_:)`` (unless they were ignored
-    /// when we started). Installed before the first event, so the terminal sink, which
-    /// installs its own later, leaves the decision to us.
+    /// when we started), when a journal sink has a queue. Installed before the first event,
+    /// so the terminal sink, which installs its own later, leaves the decision to us.
     func install() {
+        // Only a journal queue holds records a report called queued; with none, the
+        // signals keep their usual effect (the terminal sink restores the screen first).
+        guard journals.contains(where: { $0.sink.queueSize > 0 }) else { return }
         state.withLock { state in
             for signalNumber in [SIGTERM, SIGINT] {
                 // One ignored by whoever started us (a background job's SIGINT) stays ignored.
