@@ -366,6 +366,43 @@ struct JournalCLITests {
         }
     }
 
+    /// `send` with a queue (`queue_size` set) and journald stopped: the event is reported
+    /// queued, the end waits 5 s at most, and SIGTERM during that wait ends it at once with
+    /// the record reported dropped.
+    @Test(arguments: [false, true])
+    func sendWithAQueueWaitsBoundedAndReportsTheDrop(terminated: Bool) async throws {
+        try await PrivateJournal.withAccess(exclusive: true) {
+            let run = PrivateJournal.newRunID()
+            let config = try Self.config(", queue_size: 10", Self.queueConfig)
+            let directory = config.deletingLastPathComponent()
+            let script = """
+                B=$1; C=$2; D=$3
+                "$B" send --config "$C" --json -f \(PrivateJournal.runField)=\(run) queued > "$D/report" 2> "$D/stderr" &
+                pid=$!
+                for _ in $(seq 200); do grep -q "waiting up to" "$D/stderr" && break; sleep 0.05; done
+                \(terminated ? "kill -TERM $pid" : "")
+                start=$(date +%s%N)
+                wait $pid; echo "rc=$? after $(( ($(date +%s%N) - start) / 1000000 )) ms"
+                """
+            let result = try await PrivateJournal.whileStopped {
+                try PrivateJournal.fillSocketQueue(run: run)
+                return try await PrivateJournal.offPool {
+                    try ProcessRunner.run(
+                        URL(fileURLWithPath: "/bin/bash"), ["-c", script, "bash", TestEnvironment.notifyRouteBinary.path, config.path, directory.path],
+                        timeLimit: .seconds(30))
+                }
+            }
+            let report = (try? String(contentsOf: directory.appendingPathComponent("report"), encoding: .utf8)) ?? ""
+            let stderr = (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""
+            print("journal: send with a queue, journald stopped\(terminated ? ", SIGTERM while it waits" : ""): \(result.standardOutput)")
+            #expect(!result.timedOut)
+            #expect(Self.queuedCount(report) == 1, "\(report)")
+            #expect(stderr.contains("waiting up to 5s for journald to take 1 record(s) queued by sink \"journal\""), "\(stderr)")
+            #expect(Self.droppedCount(stderr) == 1, "\(stderr)")
+            #expect(result.standardOutput.hasPrefix(terminated ? "rc=143 " : "rc=0 "), "\(result.standardOutput) \(stderr)")
+        }
+    }
+
     @Test func badJournalOptionsAreConfigErrors() async throws {
         for (options, message) in [
             ("fields: { disk.path: x }", "\"disk.path\" is not a journal field name"),

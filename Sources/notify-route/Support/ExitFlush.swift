@@ -77,6 +77,8 @@ final class ExitFlush: Sendable {
             await router.finish(within: .seconds(3_600))
         }
         report(noWait ? "--no-wait" : "journald did not take them within \(DurationParser.format(JournalSink.shutdownWait))")
+        // A signal came meanwhile: its task ends the process, of that signal.
+        if state.withLock({ $0.stopping }) { await parkUntilExit() }
     }
 
     /// SIGTERM and SIGINT end the command through ``stop(_:)`` (unless they were ignored
