@@ -6,7 +6,7 @@ import Synchronization
 
 /// How a command ends without losing a record it reported as queued, with no unbounded wait.
 ///
-/// - At the end (``finish(noWait:)``): the journal sinks get at most
+/// - At the end (``finish(_:noWait:)``): the journal sinks get at most
 ///   ``JournalSink/shutdownWait`` to write what they queued, and stderr says so while it
 ///   waits; whatever journald has not taken by then is given up and reported, with its
 ///   count. `--no-wait` gives it up at once, and reports it the same way.
@@ -62,13 +62,14 @@ final class ExitFlush: Sendable {
 
     /// Suspends for good: after a signal the stop task ends the process.
     func parkUntilExit() async -> Never {
-        while true { try? await Task.sleep(for: .seconds(3_600)) }
+        // Never resumed, on purpose: the process ends under it.
+        while true { await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in } }
     }
 
     // MARK: The end
 
-    /// The journal queues get their bounded time (none with `noWait`), then what they could
-    /// not write is reported; then the router's other sinks finish (a banner's timeout).
+    /// The router's sinks finish (a banner's timeout; the journal queues get their bounded
+    /// time, none with `noWait`), then what the queues could not write is reported.
     func finish(_ router: NotificationRouter, noWait: Bool) async {
         announce(limit: noWait ? nil : JournalSink.shutdownWait)
         if noWait {
