@@ -325,8 +325,11 @@ struct JournalCLITests {
 
     /// SIGTERM (or SIGINT) to `ingest` while journald is stopped: nothing reported queued
     /// vanishes uncounted; the process dies of the signal after reporting the drops.
-    @Test(arguments: ["TERM", "INT"])
-    func aSignalDuringIngestReportsWhatItDrops(signal: String) async throws {
+    @Test(arguments: ["TERM", "INT", "TERM TERM"])
+    func aSignalDuringIngestReportsWhatItDrops(signals: String) async throws {
+        // Twice: the second ends the wait at once.
+        let signal = String(signals.split(separator: " ")[0])
+        let twice = signals.contains(" ")
         try await PrivateJournal.withAccess(exclusive: true) {
             let run = PrivateJournal.newRunID()
             let config = try Self.config(", queue_size: 100", Self.queueConfig)
@@ -343,6 +346,7 @@ struct JournalCLITests {
                 for _ in $(seq 400); do [ "$(wc -l < "$D/reports")" -ge 40 ] && break; sleep 0.05; done
                 kill -\(signal) $pid
                 start=$(date +%s%N)
+                \(twice ? "sleep 0.5; kill -\(signal) $pid" : "")
                 wait $pid; echo "rc=$? after $(( ($(date +%s%N) - start) / 1000000 )) ms"
                 exec 3>&-
                 """
@@ -356,13 +360,18 @@ struct JournalCLITests {
             }
             let reports = (try? String(contentsOf: directory.appendingPathComponent("reports"), encoding: .utf8)) ?? ""
             let stderr = (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""
-            print("journal: SIG\(signal) to ingest with journald stopped: \(result.standardOutput)")
+            print("journal: SIG\(signals) to ingest with journald stopped: \(result.standardOutput)")
             let status = signal == "TERM" ? 143 : 130
             #expect(result.standardOutput.hasPrefix("rc=\(status) "), "dies of the signal: \(result.standardOutput) \(stderr)")
             let queued = Self.queuedCount(reports)
             #expect(queued >= 20, "\(reports)")
             #expect(stderr.contains("SIG\(signal): waiting up to 5s for journald to take \(queued) record(s)"), "\(stderr)")
             #expect(Self.droppedCount(stderr) == queued, "every record reported queued is accounted for: \(stderr)")
+            if twice {
+                #expect(stderr.contains("SIGTERM twice: stopped waiting"), "\(stderr)")
+                let milliseconds = Int(result.standardOutput.split(separator: " ").dropFirst(2).first ?? "") ?? .max
+                #expect(milliseconds < 2_500, "the second signal ends the 5 s wait: \(result.standardOutput)")
+            }
         }
     }
 
