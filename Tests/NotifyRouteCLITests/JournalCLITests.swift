@@ -323,6 +323,28 @@ struct JournalCLITests {
         }
     }
 
+    /// Runs a bash `script` (arguments: the binary, `config`, its directory) while the private
+    /// journald is stopped with its socket queue full; the result, and `files` of that
+    /// directory as the script left them.
+    static func runWhileJournaldStopped(
+        _ script: String, config: URL, run: String, files: [String], timeLimit: Duration
+    ) async throws -> (ProcessResult, [String: String]) {
+        let directory = config.deletingLastPathComponent()
+        let result = try await PrivateJournal.whileStopped {
+            try PrivateJournal.fillSocketQueue(run: run)
+            return try await PrivateJournal.offPool {
+                try ProcessRunner.run(
+                    URL(fileURLWithPath: "/bin/bash"), ["-c", script, "bash", TestEnvironment.notifyRouteBinary.path, config.path, directory.path],
+                    timeLimit: timeLimit)
+            }
+        }
+        var contents: [String: String] = [:]
+        for file in files {
+            contents[file] = (try? String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)) ?? ""
+        }
+        return (result, contents)
+    }
+
     /// SIGTERM (or SIGINT) to `ingest` while journald is stopped: nothing reported queued
     /// vanishes uncounted; the process dies of the signal after reporting the drops.
     @Test(arguments: ["TERM", "INT", "TERM TERM"])
@@ -333,7 +355,6 @@ struct JournalCLITests {
         try await PrivateJournal.withAccess(exclusive: true) {
             let run = PrivateJournal.newRunID()
             let config = try Self.config(", queue_size: 100", Self.queueConfig)
-            let directory = config.deletingLastPathComponent()
             let script = """
                 B=$1; C=$2; D=$3
                 set -m  # job control: a background job's SIGINT is not ignored
@@ -350,16 +371,9 @@ struct JournalCLITests {
                 wait $pid; echo "rc=$? after $(( ($(date +%s%N) - start) / 1000000 )) ms"
                 exec 3>&-
                 """
-            let result = try await PrivateJournal.whileStopped {
-                try PrivateJournal.fillSocketQueue(run: run)
-                return try await PrivateJournal.offPool {
-                    try ProcessRunner.run(
-                        URL(fileURLWithPath: "/bin/bash"), ["-c", script, "bash", TestEnvironment.notifyRouteBinary.path, config.path, directory.path],
-                        timeLimit: .seconds(60))
-                }
-            }
-            let reports = (try? String(contentsOf: directory.appendingPathComponent("reports"), encoding: .utf8)) ?? ""
-            let stderr = (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""
+            let (result, files) = try await Self.runWhileJournaldStopped(
+                script, config: config, run: run, files: ["reports", "stderr"], timeLimit: .seconds(60))
+            let (reports, stderr) = (files["reports"] ?? "", files["stderr"] ?? "")
             print("journal: SIG\(signals) to ingest with journald stopped: \(result.standardOutput)")
             let status = signal == "TERM" ? 143 : 130
             #expect(result.standardOutput.hasPrefix("rc=\(status) "), "dies of the signal: \(result.standardOutput) \(stderr)")
@@ -383,7 +397,6 @@ struct JournalCLITests {
         try await PrivateJournal.withAccess(exclusive: true) {
             let run = PrivateJournal.newRunID()
             let config = try Self.config(", queue_size: 10", Self.queueConfig)
-            let directory = config.deletingLastPathComponent()
             let script = """
                 B=$1; C=$2; D=$3
                 "$B" send --config "$C" --json -f \(PrivateJournal.runField)=\(run) queued > "$D/report" 2> "$D/stderr" &
@@ -393,16 +406,9 @@ struct JournalCLITests {
                 start=$(date +%s%N)
                 wait $pid; echo "rc=$? after $(( ($(date +%s%N) - start) / 1000000 )) ms"
                 """
-            let result = try await PrivateJournal.whileStopped {
-                try PrivateJournal.fillSocketQueue(run: run)
-                return try await PrivateJournal.offPool {
-                    try ProcessRunner.run(
-                        URL(fileURLWithPath: "/bin/bash"), ["-c", script, "bash", TestEnvironment.notifyRouteBinary.path, config.path, directory.path],
-                        timeLimit: .seconds(30))
-                }
-            }
-            let report = (try? String(contentsOf: directory.appendingPathComponent("report"), encoding: .utf8)) ?? ""
-            let stderr = (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""
+            let (result, files) = try await Self.runWhileJournaldStopped(
+                script, config: config, run: run, files: ["report", "stderr"], timeLimit: .seconds(30))
+            let (report, stderr) = (files["report"] ?? "", files["stderr"] ?? "")
             print("journal: send with a queue, journald stopped\(terminated ? ", SIGTERM while it waits" : ""): \(result.standardOutput)")
             #expect(!result.timedOut)
             #expect(Self.queuedCount(report) == 1, "\(report)")
