@@ -28,7 +28,7 @@ import Testing
 
     /// A plugin that writes its argv (one per line) and the requests it gets, and delivers.
     func recordingPlugin() throws -> String {
-        let plugin = path("plugin.sh")
+        let plugin = try ExecFixture.trustedDirectory().appendingPathComponent("plugin.sh").path
         try """
             #!/bin/sh
             for a in "$@"; do printf '%s\\n' "$a"; done > '\(path("argv"))'

@@ -71,11 +71,15 @@ struct SendRequest: Equatable, Sendable {
         let (router, _) = try RouterLoader.load(config: config, verbose: verbose, sharedState: true)
         let sinks = try SinkSelection.validated(flags.sinks, router: router)
         let notification = flags.makeEvent(title: title, body: body)
+        let exit = ExitFlush(router)
+        exit.install()
+        _ = exit.beginEvent()
         let report: DeliveryReport
         do {
             report = dryRun ? try await router.dryRun(notification, only: sinks) : try await router.send(notification, only: sinks)
         } catch {
             Console.error("bad event: \(error.description)")
+            exit.endEvent()
             throw ExitStatus.badEventData
         }
         if json { Console.out(ReportPrinter.json(report)) }
@@ -84,6 +88,7 @@ struct SendRequest: Equatable, Sendable {
         } else if !json {
             ReportPrinter.problems(report)
         }
+        exit.endEvent()
         let status = dryRun ? ExitStatus.delivered : ExitStatus.forReport(report)
         if wait && !dryRun && report.summary == .delivered {
             if let (sink, interaction) = await router.firstInteraction(with: report) {
@@ -97,10 +102,10 @@ struct SendRequest: Equatable, Sendable {
                 Console.error("--wait: no sink that delivered this event reports actions or dismissal (the desktop sink does, when a notification daemon is running)")
             }
         }
-        if !noWait && !dryRun {
+        if !dryRun {
             // Sticky (`never`) banners would hold the process forever: a CLI call gives them
-            // one hour at most; a long-lived library router keeps them as long as it runs.
-            await router.finish(within: .seconds(3600))
+            // one hour at most; queued journal records get seconds (``ExitFlush``).
+            await exit.finish(router, noWait: noWait)
         }
         throw status
     }
