@@ -44,11 +44,29 @@ struct ExecFixture {
     /// write (sticky or not, a program there is refused), but next to the built binary, in
     /// directories only the user or root can write.
     static func trustedDirectory() throws -> URL {
-        let url = TestEnvironment.notifyRouteBinary.deletingLastPathComponent()
-            .appendingPathComponent("exec-test-programs").appendingPathComponent(UUID().uuidString)
+        // Beside the binary, unless the checkout sits under a directory others can write
+        // (a clone in /tmp): then in the user's cache, which exec trust accepts.
+        let candidates = [
+            TestEnvironment.notifyRouteBinary.deletingLastPathComponent(),
+            URL(fileURLWithPath: ProcessInfo.processInfo.environment["HOME"] ?? "/root").appendingPathComponent(".cache"),
+            URL(fileURLWithPath: "/var/cache"),
+        ]
+        let base = try #require(candidates.first(where: nobodyElseCanWrite), "no directory free of world-writable parents for test programs")
+        let url = base.appendingPathComponent("notify-route-exec-test-programs").appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         for directory in [url, url.deletingLastPathComponent()] { chmod(directory.path, 0o755) }
         return url
+    }
+
+    /// True when `directory` and every directory above it are closed to writes by others.
+    static func nobodyElseCanWrite(_ directory: URL) -> Bool {
+        var path = directory.resolvingSymlinksInPath().path
+        while true {
+            var info = stat()
+            if stat(path, &info) == 0 && info.st_mode & 0o002 != 0 { return false }
+            if path == "/" || path.isEmpty { return true }
+            path = (path as NSString).deletingLastPathComponent
+        }
     }
 
     /// A copy of the example plugin in `directory`, with `mode`.
