@@ -177,7 +177,7 @@ import Testing
             """, file: "t.yaml", registry: Self.registry)
         let shown = try config.effectiveYAML()
         for line in ["defaults:\n  level: info\n", "  warning: {timeout: 8s, priority: 4, urgency: normal, tint: yellow}\n",
-                     "sinks:\n  one:\n    kind: recording\n", "    label: \"x\"\n", "routes:\n- match: {}\n  to: [one]\n  continue: true\n  dedup: {window: 10s}\n",
+                     "sinks:\n  one:\n    kind: recording\n", "    label: \"x\"\n", "routes:\n- match: {}\n  to: [one]\n  continue: true\n  failover: []\n  dedup: {window: 10s}\n  set: {}\n",
                      "fallback: [one]\n", "state:\n  max_entries: "] {
             #expect(shown.contains(line), "missing \(line)")
         }

@@ -24,6 +24,11 @@ struct ConfigMapping: Sendable {
         }
     }
 
+    /// A mapping of one section of the config schema: its keys are the ones allowed.
+    init(_ node: ConfigNode, context: String, section: ConfigSection) throws(ConfigError) {
+        try self.init(node, context: context, allowing: ConfigSchema.names(in: section))
+    }
+
     subscript(key: String) -> ConfigNode? {
         guard let node = entries.first(where: { $0.key == key })?.value else { return nil }
         if case .null = node.value { return nil }
