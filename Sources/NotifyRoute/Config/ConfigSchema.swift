@@ -93,20 +93,24 @@ public enum ConfigDefault: Hashable, Sendable, CustomStringConvertible {
     case value(String)
     /// Taken from elsewhere (another key, the level table); `config show` writes the value in effect.
     case derived(String)
+    /// Decided when the key is unset, as described; `config show` writes the key only when set.
+    case implicit(String)
 
     public var description: String {
         switch self {
         case .none: "none"
         case .required: "required"
         case .value(let text): "`\(text)`"
-        case .derived(let text): text
+        case .derived(let text), .implicit(let text): text
         }
     }
 
     /// Whether `config show` writes the key even when the config does not set it.
     public var isFilledIn: Bool {
-        if case .none = self { return false }
-        return true
+        switch self {
+        case .none, .implicit: false
+        case .required, .value, .derived: true
+        }
     }
 }
 
@@ -176,7 +180,7 @@ public enum ConfigSchema {
     private static let defaults: [ConfigKey] = [
         ConfigKey(.defaults, "level", .level, default: .value(EventDefaults.builtInLevel.rawValue), example: "notice",
                   "the level of an event that names none"),
-        ConfigKey(.defaults, "timeout", .timeout, default: .derived("per level, see `levels`"), example: "6s",
+        ConfigKey(.defaults, "timeout", .timeout, default: .implicit("per level, see `levels`"), example: "6s",
                   "how long a notification stays visible, for every level that sets no `timeout`"),
         ConfigKey(.defaults, "app", .string, default: .value(EventDefaults.builtInApp), example: "backupd",
                   "the application name"),
@@ -282,7 +286,7 @@ public enum ConfigSchema {
     private static let quiet: [ConfigKey] = [
         ConfigKey(.quiet, "hours", .clockSpans, default: .required, example: "[\"22:00-07:00\", \"12:00-13:00\"]",
                   "the quiet spans of each day, past midnight when the end is earlier"),
-        ConfigKey(.quiet, "timezone", .timeZone, default: .derived("the machine's: `$TZ`, else `/etc/localtime`"),
+        ConfigKey(.quiet, "timezone", .timeZone, default: .implicit("the machine's: `$TZ`, else `/etc/localtime`"),
                   example: "Europe/Paris", "the zone whose wall clock the hours are read on"),
         ConfigKey(.quiet, "breakthrough", .level, default: .value(Level.critical.rawValue), example: "error",
                   "events at or above this level go through"),
@@ -295,7 +299,7 @@ public enum ConfigSchema {
                   "the events they inhibit"),
         ConfigKey(.inhibit, "equal", .other("list of `\(InhibitRule.equalKeys.joined(separator: "` `"))`"), default: .value("[]"),
                   example: "[source]", "the event values that must be equal in the source and the target"),
-        ConfigKey(.inhibit, "for", .duration, default: .derived("the source event's timeout (1h if sticky), or until closed"),
+        ConfigKey(.inhibit, "for", .duration, default: .implicit("the source event's timeout (1h if sticky), or until closed"),
                   example: "30m", "how long a source event stays active"),
     ]
 
