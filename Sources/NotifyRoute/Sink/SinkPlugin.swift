@@ -46,7 +46,7 @@ public struct SinkPlugin: Sendable {
         makeSink: @escaping @Sendable (SinkOptions) throws -> any NotificationSink
     ) {
         self.init(kind: kind, summary: summary, options: optionKeys.map {
-            .option($0, .other("see the plugin's documentation"), example: "", "")
+            .option($0, .other("see the plugin's documentation (README: Sinks)"), example: "", "")
         }, makeSink: makeSink)
     }
 
