@@ -14,12 +14,17 @@ import Testing
         return enumerator.compactMap { $0 as? URL }.filter { $0.path.hasSuffix(suffix) }.sorted { $0.path < $1.path }
     }
 
-    /// The configs: YAML files beside the config and in the fuzz corpus, and the
-    /// multi-line string literals of the test sources (without interpolation).
+    /// The configs: YAML files beside the config and in the fuzz corpus, the README's YAML
+    /// blocks, and the multi-line string literals of the test sources (without interpolation).
     static let corpus: [(name: String, text: String)] = {
         var corpus: [(String, String)] = []
         for url in files(in: "config", suffix: ".yaml") + files(in: "Tests/Fuzz/corpus/fuzz-config", suffix: ".yaml") {
             if let text = try? String(contentsOf: url, encoding: .utf8) { corpus.append((url.path.replacingOccurrences(of: root.path + "/", with: ""), text)) }
+        }
+        if let readme = try? String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8) {
+            for (index, block) in readme.components(separatedBy: "```yaml\n").dropFirst().enumerated() {
+                corpus.append(("README.md yaml block \(index + 1)", block.components(separatedBy: "```")[0]))
+            }
         }
         for url in files(in: "Tests", suffix: ".swift") {
             guard let source = try? String(contentsOf: url, encoding: .utf8) else { continue }
@@ -70,7 +75,7 @@ import Testing
             #expect(again == config, "\(name):\n\(text)\n--- shown:\n\(shown)")
         }
         // The shipped configs, the fuzz corpus's and the tests' own: far more than a handful.
-        for shipped in ["config/notify-route.yaml", "config/examples/backup-server.yaml", "config/examples/developer-laptop.yaml",
+        for shipped in ["README.md yaml block 1", "config/notify-route.yaml", "config/examples/backup-server.yaml", "config/examples/developer-laptop.yaml",
                         "config/examples/exec-plugin.yaml"] {
             #expect(loaded.contains(shipped), "\(shipped) did not load")
         }
