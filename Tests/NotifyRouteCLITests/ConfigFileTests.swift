@@ -45,6 +45,17 @@ import Testing
         }
     }
 
+    /// Each built-in plugin's options, every one at its documented example: the config
+    /// loads, the plugin accepts the values, and `config show` gives them back.
+    @Test(arguments: BuiltinPlugins.all.map(\.kind))
+    func everyPluginOptionExampleIsAccepted(kind: String) throws {
+        let plugin = try #require(BuiltinPlugins.all.first { $0.kind == kind })
+        let options = plugin.options.map { "\($0.name): \($0.example)" }.joined(separator: ", ")
+        let config = try Self.load("sinks:\n  one: { kind: \(kind), \(options) }\nfallback: [one]\n", origin: "t.yaml")
+        _ = try plugin.makeSink(config.sinks[0].options)
+        #expect(try Self.load(try config.effectiveYAML(), origin: "shown.yaml") == config)
+    }
+
     @Test func aFIFOIsRefusedAtOnceWithoutWaitingForAWriter() throws {
         let directory = try TestEnvironment.temporaryDirectory()
         let fifo = directory.appendingPathComponent("config.yaml").path
