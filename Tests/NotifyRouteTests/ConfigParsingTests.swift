@@ -145,8 +145,8 @@ import Testing
             sinks:
               one: { kind: recording, label: \(quoted), extra: [\(quoted), { k: \(quoted) }] }
             rules:
-              - match: { title: \(quoted) }
-                set: { category: \(quoted), fields: { f: \(quoted) } }
+              - match: { title: \(quoted), tags: [\(quoted)] }
+                set: { category: \(quoted), tags: [\(quoted)], fields: { f: \(quoted), \(quoted): x } }
             routes:
               - match: { body: \(quoted) }
                 to: [one]
@@ -161,6 +161,7 @@ import Testing
         #expect(again.rules.map(\.matcher) == config.rules.map(\.matcher))
         #expect(again.rules.map(\.effects) == config.rules.map(\.effects))
         #expect(again.routes.map(\.matcher) == config.routes.map(\.matcher))
+        #expect(again == config)
         #expect(try again.effectiveYAML() == shown)
     }
 
