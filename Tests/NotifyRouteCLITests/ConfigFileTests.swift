@@ -1,5 +1,7 @@
 import Foundation
 import NotifyRoute
+import NotifyRouteDesktop
+import NotifyRouteJournal
 import NotifyRouteTestSupport
 import Testing
 @testable import notify_route
@@ -54,6 +56,17 @@ import Testing
         let config = try Self.load("sinks:\n  one: { kind: \(kind), \(options) }\nfallback: [one]\n", origin: "t.yaml")
         _ = try plugin.makeSink(config.sinks[0].options)
         #expect(try Self.load(try config.effectiveYAML(), origin: "shown.yaml") == config)
+    }
+
+    /// The defaults the reference documents are the ones the plugins use.
+    @Test func documentedPluginDefaultsAreTheRealOnes() throws {
+        func documented(_ plugin: SinkPlugin, _ name: String) -> String? {
+            guard case .value(let text)? = plugin.options.first(where: { $0.name == name })?.defaultValue else { return nil }
+            return text
+        }
+        #expect(try documented(DesktopSink.plugin, "probe_timeout").map(DurationParser.parse) == DesktopSink.Configuration().probeTimeout)
+        let journal = try #require(try JournalSink.plugin.makeSink(SinkOptions(sinkName: "j", kind: "journal")) as? JournalSink)
+        #expect(documented(JournalSink.plugin, "queue_size") == String(journal.queueSize))
     }
 
     @Test func aFIFOIsRefusedAtOnceWithoutWaitingForAWriter() throws {

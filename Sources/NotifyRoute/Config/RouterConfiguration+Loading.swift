@@ -26,11 +26,11 @@ extension RouterConfiguration {
             for entry in map.entries {
                 let level = Level(rawValue: entry.key)!
                 let row = try ConfigMapping(entry.value, context: "levels.\(entry.key)", section: .level)
-                var overrides = LevelOverrides(timeout: try row.timeout("timeout"), journalPriority: try row.int("priority", in: 0...7))
-                if let urgency = try row.choice("urgency", from: Urgency.allCases.map(\.rawValue)) {
+                var overrides = LevelOverrides(timeout: try row.timeout("timeout"), journalPriority: try row.int("priority"))
+                if let urgency = try row.choice("urgency") {
                     overrides.urgency = Urgency(rawValue: urgency)
                 }
-                if let tint = try row.choice("tint", from: Tint.allCases.map(\.rawValue)) {
+                if let tint = try row.choice("tint") {
                     overrides.tint = Tint(rawValue: tint)
                 }
                 config.levels[level] = overrides
@@ -66,7 +66,7 @@ extension RouterConfiguration {
 
         if let node = top["state"] {
             let map = try ConfigMapping(node, context: "state", section: .state)
-            if let max = try map.int("max_entries", in: 1...10_000_000) { config.state.maxEntries = max }
+            if let max = try map.int("max_entries") { config.state.maxEntries = max }
         }
 
         if config.routes.isEmpty && config.fallback.isEmpty && !config.sinks.isEmpty {
@@ -209,7 +209,7 @@ extension RouterConfiguration {
         }
         if let rate = map["rate"] {
             let rateMap = try ConfigMapping(rate, context: "\(context) rate", section: .rate)
-            guard let max = try rateMap.int("max", in: 1...1_000_000), let per = try rateMap.duration("per"), per > .zero else {
+            guard let max = try rateMap.int("max"), let per = try rateMap.duration("per"), per > .zero else {
                 throw ConfigError("\(context) rate: expected both `max` (a whole number) and `per` (a duration), as { max: 5, per: 1m }",
                                   at: rate.location)
             }
