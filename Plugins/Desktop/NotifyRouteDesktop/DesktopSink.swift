@@ -48,7 +48,7 @@ public final class DesktopSink: NotificationSink {
         options: [
             .option("hints", .stringMap, example: "{ transient: \"true\", desktop-entry: backup }",
                     "extra hints for every notification (`category` here is a default the event's overrides)"),
-            .option("probe_timeout", .duration, default: .value("500ms"), example: "250ms",
+            .option("probe_timeout", .duration, default: .value(DurationParser.format(Configuration().probeTimeout)), example: "250ms",
                     "how long a probe of the daemon may take before it counts as hung (at most 5s)"),
         ]
     ) { options in
