@@ -45,7 +45,12 @@ public final class DesktopSink: NotificationSink {
     public static let plugin = SinkPlugin(
         kind: "desktop",
         summary: "desktop notifications through libnotify on the session bus (urgency, timeout, replace, close, actions)",
-        optionKeys: ["hints", "probe_timeout"]
+        options: [
+            .option("hints", .stringMap, example: "{ transient: \"true\", desktop-entry: backup }",
+                    "extra hints for every notification (`category` here is a default the event's overrides)"),
+            .option("probe_timeout", .duration, default: .value(DurationParser.format(Configuration().probeTimeout)), example: "250ms",
+                    "how long a probe of the daemon may take before it counts as hung (at most 5s)"),
+        ]
     ) { options in
         try DesktopSink(options: options)
     }
