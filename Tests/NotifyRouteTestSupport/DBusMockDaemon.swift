@@ -142,38 +142,28 @@ public final class DBusMockDaemon {
     }
 
     /// Starts `dbus-daemon` with the bus's config and waits until it prints its address.
+    /// Its output goes to a file, not a pipe: the services it starts inherit it, and
+    /// python-dbusmock fails with a broken pipe once a pipe's reader is gone.
     private func startBus() throws -> pid_t {
         guard let program = ProcessRunner.which("dbus-daemon") else { throw Failure(message: "dbus-daemon is not on PATH") }
         unlink(directory.path + "/bus")
-        var out: [Int32] = [-1, -1]
-        guard pipe(&out) == 0 else { throw Failure(message: "pipe: \(String(cString: strerror(errno)))") }
+        let addressFile = directory.appendingPathComponent("bus.address")
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO)
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, addressFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, directory.path + "/bus.log", O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_addclose(&actions, out[0])
         var env = ProcessInfo.processInfo.environment
         env.merge(busEnvironment) { _, new in new }
-        let pid: pid_t
-        do {
-            pid = try ProcessRunner.spawn(program.path, [
-                "--config-file=\(directory.path)/session.conf", "--nofork", "--nopidfile", "--print-address=1",
-            ], environment: env, actions: &actions)
-        } catch {
-            close(out[0]); close(out[1])
-            throw error
-        }
-        close(out[1])
-        defer { close(out[0]) }
+        let pid = try ProcessRunner.spawn(program.path, [
+            "--config-file=\(directory.path)/session.conf", "--nofork", "--nopidfile", "--print-address=1",
+        ], environment: env, actions: &actions)
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
         var text = ""
-        var buffer = [UInt8](repeating: 0, count: 512)
-        while !text.contains("\n") {
-            let count = buffer.withUnsafeMutableBytes { read(out[0], $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            text += String(decoding: buffer[..<count], as: UTF8.self)
+        while !text.contains("\n") && ContinuousClock.now < deadline {
+            usleep(5_000)
+            text = (try? String(contentsOf: addressFile, encoding: .utf8)) ?? ""
         }
         guard text.hasPrefix("unix:path=\(directory.path)/bus") else {
             Self.end(pid)
@@ -256,8 +246,13 @@ public final class DBusMockDaemon {
             "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", Self.notificationsName,
         ])
         guard result.status == 0 else { return nil }
-        // "(uint32 12345,)"
-        return Int32(result.standardOutput.filter(\.isNumber))
+        return Self.uint32(in: result.standardOutput).map { Int32(bitPattern: $0) }
+    }
+
+    /// The number in gdbus's `(uint32 12345,)`.
+    private static func uint32(in text: String) -> UInt32? {
+        guard let range = text.firstRange(of: "uint32 ") else { return nil }
+        return UInt32(text[range.upperBound...].prefix { $0.isNumber })
     }
 
     /// The names the bus can start on demand (`ListActivatableNames`).
@@ -279,7 +274,7 @@ public final class DBusMockDaemon {
             "--method", "org.freedesktop.Notifications.Notify", "\"other-app\"", "uint32 0", "\"\"", "\"\(summary)\"", "\"\"",
             "@as []", "@a{sv} {}", "int32 -1",
         ])
-        guard result.status == 0, let id = UInt32(result.standardOutput.filter(\.isNumber)) else {
+        guard result.status == 0, let id = Self.uint32(in: result.standardOutput) else {
             throw Failure(message: "Notify from another application failed: \(result.standardError)")
         }
         return id
