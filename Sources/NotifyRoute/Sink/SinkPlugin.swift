@@ -16,22 +16,27 @@ public struct SinkPlugin: Sendable {
     public var summary: String
     /// The option keys this kind accepts besides the generic ones (``SinkPlugin/genericOptionKeys``).
     public var optionKeys: [String]
+    /// How long the router waits for a sink of this kind whose entry sets no `deadline`,
+    /// when the config's `defaults` set none either; `nil`: the built-in 2s.
+    public var defaultDeadline: Duration?
     public var makeSink: @Sendable (SinkOptions) throws -> any NotificationSink
 
     public init(
-        kind: String, summary: String, optionKeys: [String] = [],
+        kind: String, summary: String, optionKeys: [String] = [], defaultDeadline: Duration? = nil,
         makeSink: @escaping @Sendable (SinkOptions) throws -> any NotificationSink
     ) {
         self.kind = kind
         self.summary = summary
         self.optionKeys = optionKeys
+        self.defaultDeadline = defaultDeadline
         self.makeSink = makeSink
     }
 
     /// Keys every sink accepts; the router reads them, not the plugin.
     ///
     /// - `kind`: the plugin.
-    /// - `deadline`: how long the router waits for this sink (default 2s).
+    /// - `deadline`: how long the router waits for this sink (default: `defaults.deadline`,
+    ///   else the plugin's ``defaultDeadline``, else 2s).
     /// - `timeout`, `app`, `icon`: the sink's layer of the cascade.
     /// - `min_level`: events below this level are not sent to this sink.
     public static let genericOptionKeys = ["kind", "deadline", "timeout", "app", "icon", "min_level"]
