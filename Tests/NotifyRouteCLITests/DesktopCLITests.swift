@@ -51,17 +51,9 @@ struct DesktopCLITests {
     @Test func replaceDuplicateCountAndCloseAcrossCalls() throws {
         let daemon = try DBusMockDaemon.start()
         defer { daemon.shutdown() }
-        let config = try writeConfig(Self.desktopOnly + "\n    dedup: { window: 10m }\n")
-        let directory = config.deletingLastPathComponent()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        // The state file (replace key → notification id) lives under this test's own runtime dir.
-        var environment = daemon.environment
-        environment["XDG_RUNTIME_DIR"] = directory.path
-        func run(_ arguments: [String]) throws -> ProcessResult {
-            let result = try ProcessRunner.notifyRoute(arguments + ["--config", config.path], environment: environment, timeLimit: .seconds(10))
-            #expect(result.status == 0, "\(arguments): \(result.standardError)")
-            return result
-        }
+        let session = try Session(Self.desktopOnly + "\n    dedup: { window: 10m }\n", daemon: daemon)
+        defer { session.remove() }
+        let run = session.run
         _ = try run(["send", "-r", "backup", "-t", "never", "Backup 10%"])
         _ = try run(["send", "-r", "backup", "-t", "never", "Backup 90%"])
         for _ in 1...3 { _ = try run(["send", "-l", "error", "Disk full"]) }
@@ -324,16 +316,9 @@ struct DesktopCLITests {
     @Test func aRestartedDaemonsIdsAreNeverReplacedOrClosed() throws {
         let daemon = try DBusMockDaemon.start()
         defer { daemon.shutdown() }
-        let config = try writeConfig(Self.desktopOnly)
-        let directory = config.deletingLastPathComponent()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        var environment = daemon.environment
-        environment["XDG_RUNTIME_DIR"] = directory.path
-        func run(_ arguments: [String]) throws -> ProcessResult {
-            let result = try ProcessRunner.notifyRoute(arguments + ["--config", config.path], environment: environment, timeLimit: .seconds(10))
-            #expect(result.status == 0, "\(arguments): \(result.standardError)")
-            return result
-        }
+        let session = try Session(Self.desktopOnly, daemon: daemon)
+        defer { session.remove() }
+        let run = session.run
         _ = try run(["send", "-r", "backup", "-t", "never", "Backup 10%"])
         #expect(try daemon.notifyCalls().map(\.replacesID) == [0])
 
@@ -363,6 +348,29 @@ struct DesktopCLITests {
     }
 
     // MARK: Helpers
+
+    /// A config in a directory of its own, which is also the runtime directory: the state
+    /// file (replace key → handle) and the stored probe answer belong to this test alone.
+    private struct Session {
+        let config: URL
+        let environment: [String: String]
+
+        init(_ yaml: String, daemon: DBusMockDaemon) throws {
+            let directory = try TestEnvironment.temporaryDirectory("notify-route-desktop")
+            config = directory.appendingPathComponent("config.yaml")
+            try yaml.write(to: config, atomically: true, encoding: .utf8)
+            environment = daemon.environment.merging(["XDG_RUNTIME_DIR": directory.path]) { _, new in new }
+        }
+
+        /// Runs `notify-route ARGUMENTS --config CONFIG`, expecting exit 0.
+        func run(_ arguments: [String]) throws -> ProcessResult {
+            let result = try ProcessRunner.notifyRoute(arguments + ["--config", config.path], environment: environment, timeLimit: .seconds(10))
+            #expect(result.status == 0, "\(arguments): \(result.standardError)")
+            return result
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: config.deletingLastPathComponent()) }
+    }
 
     /// Waits until nobody owns the notification name (a killed daemon's name is released by the bus).
     private func waitUntilGone(_ daemon: DBusMockDaemon) throws {
