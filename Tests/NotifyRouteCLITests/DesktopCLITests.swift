@@ -287,6 +287,20 @@ struct DesktopCLITests {
         print("desktop sink, daemon that cannot start (\(script)): sinks \(DurationParser.milliseconds(sinks.duration)) ms, send \(DurationParser.milliseconds(send.duration)) ms")
     }
 
+    @Test func aStartStillPendingIsNotWaitedForAgainByTheNextProcess() throws {
+        let bus = try DBusMockDaemon.start(withDaemon: false)
+        defer { bus.shutdown() }
+        try bus.installNotificationService(script: "exec sleep 60")
+        let session = try Session(Self.desktopOnly, daemon: bus)
+        defer { session.remove() }
+        let first = try session.run(["sinks", "--json"])
+        #expect(first.standardOutput.contains("the start timed out"), "\(first.standardOutput)")
+        let second = try session.run(["sinks", "--json"])
+        #expect(second.standardOutput.contains("is not up yet"), "\(second.standardOutput)")
+        #expect(second.duration < .milliseconds(300), "asks the bus only: \(DurationParser.milliseconds(second.duration)) ms")
+        print("notify-route sinks, a start that timed out: first \(DurationParser.milliseconds(first.duration)) ms, next process \(DurationParser.milliseconds(second.duration)) ms")
+    }
+
     @Test func aHungDaemonAnswersWithinTheDesktopDefaultDeadline() throws {
         let daemon = try DBusMockDaemon.start()
         defer { daemon.shutdown() }

@@ -88,6 +88,12 @@ enum NotificationServerProbe {
         return DaemonIdentity(busGUID: String(cString: guid), owner: String(cString: g_variant_get_string(child, nil)))
     }
 
+    /// The GUID of the bus in hand (from the connection's handshake, no call).
+    static func busGUID() -> String? {
+        guard let connection = try? SessionBusConnection.get(), let guid = g_dbus_connection_get_guid(connection) else { return nil }
+        return String(cString: guid)
+    }
+
     /// `CloseNotification(id)`, bounded, instead of `notify_notification_close`'s 25 s.
     static func closeNotification(id: UInt32, timeout: Duration) throws(SinkError) {
         let connection = try SessionBusConnection.get()

@@ -34,6 +34,10 @@ final class ServerProbeCache: Sendable {
     /// deadlines); later, and for every caller without a deadline, a start still pending
     /// is reported at once instead of costing the probe budget again.
     static let startPatience: Duration = .seconds(10)
+    /// How long a start seen pending is remembered: probes then only ask whether the
+    /// daemon is up. Past it the bus is asked to start the daemon again (D-Bus gives up on
+    /// a start after its own `service_start_timeout`, 25 s by default).
+    static let startMemory: Duration = .seconds(120)
     let timeout: Duration
     private let state = Mutex(State())
 
@@ -164,14 +168,20 @@ final class ServerProbeCache: Sendable {
         let timeout = timeout
         // Another process's answer will do only for the first probe of this sink; a
         // recheck is there to hear from the daemon itself.
-        let (firstProbe, startPending) = state.withLock { state in
-            (state.outcome == nil, state.startPendingSince.map { ContinuousClock.now - $0 < Self.startPatience } ?? false)
-        }
+        let firstProbe = state.withLock { $0.outcome == nil }
         let job: @Sendable () -> Void = { [self] in
             let identity = NotificationServerProbe.identity(timeout: timeout)
             if firstProbe, let identity, let stored = StoredServerInformation.read(for: identity) {
                 finish(.success(stored), fromStore: true, identity: identity)
                 return
+            }
+            // Nobody owns the name: an earlier process may have seen the bus start the daemon.
+            let guid = identity == nil ? NotificationServerProbe.busGUID() : nil
+            if firstProbe, let guid, let age = StoredServerInformation.pendingStartAge(busGUID: guid) {
+                state.withLock { $0.startPendingSince = .now - age }
+            }
+            let startPending = state.withLock { state in
+                state.startPendingSince.map { ContinuousClock.now - $0 < Self.startMemory } ?? false
             }
             let outcome: Outcome
             var owner = identity
@@ -184,6 +194,8 @@ final class ServerProbeCache: Sendable {
             } catch {
                 // A daemon that owns the name but does not answer: no one should trust its old answer.
                 if identity != nil { StoredServerInformation.remove() }
+                // The next process then asks only whether the daemon is up, not waits again.
+                if let guid, NotificationServerProbe.isStartPending(error) { StoredServerInformation.recordPendingStart(busGUID: guid) }
                 outcome = .failure(error)
             }
             finish(outcome, fromStore: false, identity: owner)
@@ -214,8 +226,8 @@ final class ServerProbeCache: Sendable {
                 state.failedAt = now
                 state.identity = nil
                 if NotificationServerProbe.isStartPending(error) {
-                    // A start pending longer than the patience was asked for again: a new attempt.
-                    if state.startPendingSince.map({ now - $0 >= Self.startPatience }) ?? true { state.startPendingSince = now }
+                    // A start remembered longer than that was asked for again: a new attempt.
+                    if state.startPendingSince.map({ now - $0 >= Self.startMemory }) ?? true { state.startPendingSince = now }
                 } else {
                     state.startPendingSince = nil
                 }
