@@ -271,6 +271,30 @@ struct DesktopSinkBusTests {
         }
     }
 
+    @Test func aDeliveryWaitingForAStartIsNotCalledAHangByTheNext() async throws {
+        let bus = try DBusMockDaemon.start(withDaemon: false)
+        defer { bus.shutdown() }
+        try bus.installNotificationService(script: "exec sleep 60")
+        await #expect(processExitsWith: .success) { [address = bus.busAddress as String] in
+            Child.useBus(address)
+            await Child.reportingErrors {
+                let sink = DesktopSink()
+                async let first = Child.failedDelivery(sink, SinkDelivery(
+                    event: ResolvedEvent(title: "first"), sinkName: "desktop", deadline: .now + .seconds(3)))
+                // The first delivery waits for the start on the GLib thread; the second finds it busy.
+                try await Task.sleep(for: .milliseconds(1500))
+                let (error, elapsed) = try await Child.failedDelivery(sink, SinkDelivery(
+                    event: ResolvedEvent(title: "second"), sinkName: "desktop", deadline: .now + .seconds(3)))
+                #expect(error.kind == .unavailable)
+                #expect(error.message.contains("is not up yet"), "\(error.message)")
+                #expect(!error.message.contains("may be hung"))
+                #expect(elapsed < .milliseconds(100))
+                let (firstError, _) = try await first
+                #expect(firstError.message.contains("the start timed out"), "\(firstError.message)")
+            }
+        }
+    }
+
     @Test func aLongRunningSinkReconnectsWhenTheBusComesBack() async throws {
         await #expect(processExitsWith: .success) {
             await Child.reportingErrors {

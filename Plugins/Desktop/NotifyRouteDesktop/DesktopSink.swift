@@ -251,6 +251,10 @@ public final class DesktopSink: NotificationSink {
     /// hung) would hold every later call behind it: fail at once instead of queueing.
     private func refuseWhileStuck() throws(SinkError) {
         if let busy = GLibLoopThread.busyFor, busy > configuration.probeTimeout + .milliseconds(250) {
+            if NotificationServerProbe.isWaitingForStart {
+                throw SinkError(.unavailable, "the notification daemon is not up yet: \(NotificationServerProbe.pendingStart) "
+                    + "(an earlier delivery has been waiting for it for \(DurationParser.format(busy)))", isRetryable: true)
+            }
             throw SinkError(
                 .timedOut,
                 "the notification daemon has not answered an earlier request for \(DurationParser.format(busy)); it may be hung",

@@ -1,5 +1,6 @@
 import CLibNotify
 import NotifyRoute
+import Synchronization
 
 /// What the notification daemon said about itself.
 struct NotificationServer: Hashable, Sendable {
@@ -105,6 +106,11 @@ enum NotificationServerProbe {
     static let stillStarting = SinkError(
         .unavailable, "the notification daemon is not up yet: \(pendingStart) (a start that timed out before)", isRetryable: true)
 
+    /// Whether the GLib thread is waiting for the bus to start the daemon (so a caller
+    /// that finds it busy is told that, not that the daemon may be hung). Any thread.
+    static var isWaitingForStart: Bool { waitingForStart.load(ordering: .acquiring) }
+    private static let waitingForStart = Atomic<Bool>(false)
+
     /// The words of every error that means "the bus is still starting the daemon".
     static let pendingStart = "the session bus was still starting \(busName)"
 
@@ -117,6 +123,8 @@ enum NotificationServerProbe {
     /// is named; a start still going on at `deadline` is told apart from a daemon that
     /// started and does not answer by asking the bus who owns the name.
     private static func start(_ connection: OpaquePointer, until deadline: ContinuousClock.Instant, budget: Duration?) throws(SinkError) -> OpaquePointer {
+        waitingForStart.store(true, ordering: .releasing)
+        defer { waitingForStart.store(false, ordering: .releasing) }
         let allowance = deadline - .now
         // A few milliseconds kept back to ask the bus who owns the name, should the start time out.
         let reserve = min(.milliseconds(50), allowance / 10)
