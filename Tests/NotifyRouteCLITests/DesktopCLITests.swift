@@ -266,9 +266,8 @@ struct DesktopCLITests {
         ("exec sleep 60", "the start timed out"),
     ])
     func aDaemonThatCannotStartIsReportedAsSuch(script: String, reason: String) throws {
-        let bus = try DBusMockDaemon.start(withDaemon: false)
+        let bus = try DBusMockDaemon.startActivatable(script: script)
         defer { bus.shutdown() }
-        try bus.installNotificationService(script: script)
         let alone = try writeConfig(Self.desktopOnly)
         defer { try? FileManager.default.removeItem(at: alone.deletingLastPathComponent()) }
         let sinks = try ProcessRunner.notifyRoute(["sinks", "--config", alone.path, "--json"], environment: bus.environment)
@@ -288,9 +287,8 @@ struct DesktopCLITests {
     }
 
     @Test func aStartStillPendingIsNotWaitedForAgainByTheNextProcess() throws {
-        let bus = try DBusMockDaemon.start(withDaemon: false)
+        let bus = try DBusMockDaemon.startActivatable(script: "exec sleep 60")
         defer { bus.shutdown() }
-        try bus.installNotificationService(script: "exec sleep 60")
         let session = try Session(Self.desktopOnly, daemon: bus)
         defer { session.remove() }
         let first = try session.run(["sinks", "--json"])

@@ -241,9 +241,8 @@ struct DesktopSinkBusTests {
     }
 
     @Test func aStartThatTimedOutIsNotWaitedForAgainByEveryCall() async throws {
-        let bus = try DBusMockDaemon.start(withDaemon: false)
+        let bus = try DBusMockDaemon.startActivatable(script: "exec sleep 60")
         defer { bus.shutdown() }
-        try bus.installNotificationService(script: "exec sleep 60")
         await #expect(processExitsWith: .success) { [address = bus.busAddress as String] in
             Child.useBus(address)
             await Child.reportingErrors {
@@ -272,9 +271,8 @@ struct DesktopSinkBusTests {
     }
 
     @Test func aDeliveryWaitingForAStartIsNotCalledAHangByTheNext() async throws {
-        let bus = try DBusMockDaemon.start(withDaemon: false)
+        let bus = try DBusMockDaemon.startActivatable(script: "exec sleep 60")
         defer { bus.shutdown() }
-        try bus.installNotificationService(script: "exec sleep 60")
         await #expect(processExitsWith: .success) { [address = bus.busAddress as String] in
             Child.useBus(address)
             await Child.reportingErrors {

@@ -78,14 +78,19 @@ public final class DBusMockDaemon {
     ///
     /// - Parameter delay: how long the service waits before it starts the daemon (a slow start).
     public static func startActivatable(delay: Duration = .zero) throws -> DBusMockDaemon {
-        let mock = try start(withDaemon: false)
         let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
-        do {
-            try mock.installNotificationService(script: """
-                sleep \(seconds)
-                exec /usr/bin/python3 -m dbusmock --template notification_daemon
-                """)
-        } catch { mock.shutdown(); throw error }
+        return try startActivatable(script: """
+            sleep \(seconds)
+            exec /usr/bin/python3 -m dbusmock --template notification_daemon
+            """)
+    }
+
+    /// Starts a bus on which `org.freedesktop.Notifications` is activatable with `script`
+    /// (see ``installNotificationService(script:)``): `exit 1` for a daemon that cannot
+    /// start, `exec sleep 60` for one whose start never ends.
+    public static func startActivatable(script: String) throws -> DBusMockDaemon {
+        let mock = try start(withDaemon: false)
+        do { try mock.installNotificationService(script: script) } catch { mock.shutdown(); throw error }
         return mock
     }
 
