@@ -39,6 +39,10 @@ extension RouterConfiguration {
 
         if let node = top["sinks"] {
             config.sinks = try parseSinks(node, registry: registry)
+            // A kind's own default (the desktop's 1s) where neither the entry nor `defaults` sets one.
+            for index in config.sinks.indices where config.sinks[index].deadline == nil && config.defaults.deadline == nil {
+                config.sinks[index].deadline = registry.plugin(forKind: config.sinks[index].kind)?.defaultDeadline
+            }
         }
         let sinkNames = config.sinks.map(\.name)
 

@@ -17,6 +17,9 @@ public struct SinkPlugin: Sendable {
     /// The options this kind accepts besides the generic ones (``ConfigSection/sink``), in the
     /// config schema's terms: the loader allows exactly these, and the key reference lists them.
     public private(set) var options: [ConfigKey]
+    /// How long the router waits for a sink of this kind whose entry sets no `deadline`,
+    /// when the config's `defaults` set none either; `nil`: the built-in 2s.
+    public var defaultDeadline: Duration?
     public var makeSink: @Sendable (SinkOptions) throws -> any NotificationSink
 
     /// A plugin whose options are declared with their type, default and description.
@@ -27,11 +30,12 @@ public struct SinkPlugin: Sendable {
     /// ]) { options in StderrSink(prefix: try options.string("prefix") ?? "") }
     /// ```
     public init(
-        kind: String, summary: String, options: [ConfigKey],
+        kind: String, summary: String, options: [ConfigKey], defaultDeadline: Duration? = nil,
         makeSink: @escaping @Sendable (SinkOptions) throws -> any NotificationSink
     ) {
         self.kind = kind
         self.summary = summary
+        self.defaultDeadline = defaultDeadline
         self.options = options.map { option in
             var option = option
             option.section = .sinkOptions(kind: kind)
@@ -42,12 +46,12 @@ public struct SinkPlugin: Sendable {
 
     /// A plugin whose options are known by name only (the key reference lists them undescribed).
     public init(
-        kind: String, summary: String, optionKeys: [String] = [],
+        kind: String, summary: String, optionKeys: [String] = [], defaultDeadline: Duration? = nil,
         makeSink: @escaping @Sendable (SinkOptions) throws -> any NotificationSink
     ) {
         self.init(kind: kind, summary: summary, options: optionKeys.map {
             .option($0, .other("see the plugin's documentation (README: Sinks)"), example: "", "")
-        }, makeSink: makeSink)
+        }, defaultDeadline: defaultDeadline, makeSink: makeSink)
     }
 
     /// The option keys this kind accepts besides the generic ones (``SinkPlugin/genericOptionKeys``).
