@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// One SQLite connection, through SQLite's C API: the little of it the state store needs
 /// (open, run SQL, prepared statements with bound values). Not thread-safe: its owner
@@ -53,8 +54,16 @@ final class SQLiteDatabase {
         return try statement.step() ? statement.integer(0) : 0
     }
 
+    /// The error of `status`, with the system's reason where the file system failed
+    /// ("database or disk is full (No space left on device)").
     func failure(_ status: Int32) -> Failure {
-        Failure(code: status & 0xFF, description: String(cString: sqlite3_errmsg(handle)))
+        var description = String(cString: sqlite3_errmsg(handle))
+        let code = status & 0xFF
+        let system = sqlite3_system_errno(handle)
+        if system != 0 && [SQLITE_FULL, SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY].contains(code) {
+            description += " (\(String(cString: strerror(system))))"
+        }
+        return Failure(code: code, description: description)
     }
 
     /// A prepared statement, reset after each use so that it holds no lock between uses.
