@@ -116,7 +116,9 @@ public final class SQLiteStateStore: RouterStateStore {
         let pageSize = 4096
         // WAL: readers never block the writer, a commit is one append. synchronous=NORMAL:
         // a power cut may lose the last commits, never consistency (and the runtime directory
-        // is usually a tmpfs, gone at power-off anyway).
+        // is usually a tmpfs, gone at power-off anyway). The last connection to close (a
+        // `send` is usually alone) checkpoints: a log left behind would be read whole by the
+        // next process to rebuild its index.
         try database.execute("""
             PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = 4194304;
             PRAGMA max_page_count = \(maximumBytes / pageSize); PRAGMA foreign_keys = OFF;
