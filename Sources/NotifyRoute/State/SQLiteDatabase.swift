@@ -29,10 +29,6 @@ final class SQLiteDatabase {
         }
         handle = db
         sqlite3_busy_timeout(db, milliseconds)
-        // A `send` is usually the only connection, and the last one to close checkpoints:
-        // two fsyncs and a new log file per call. The log is checkpointed as it fills instead
-        // (every 1,000 pages, by whichever commit crosses the mark), and stays between calls.
-        csqlite_no_checkpoint_on_close(db)
     }
 
     deinit {
