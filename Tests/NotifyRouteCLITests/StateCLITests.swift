@@ -194,6 +194,21 @@ import Testing
         #expect(try ProcessRunner.notifyRoute(["send", "--config", setup.config.path, "x"], environment: setup.environment).standardError.isEmpty)
     }
 
+    /// A body on standard input (`send TITLE -`) is read up to its cap and one byte more,
+    /// never to the end: an endless one (`/dev/zero`) is refused at once as too long (65).
+    @Test func anEndlessBodyOnStandardInputIsRefusedAsTooLong() throws {
+        let setup = try setup()
+        let script = "exec \"$0\" send --config \"$1\" Title - </dev/zero"
+        let result = try ProcessRunner.run(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", script, TestEnvironment.notifyRouteBinary.path, setup.config.path],
+            environment: setup.environment, timeLimit: .seconds(20))
+        #expect(!result.timedOut && result.status == 65)
+        #expect(result.standardError == "notify-route: the body on standard input is longer than 1048576 bytes; nothing sent\n")
+        let fits = try ProcessRunner.notifyRoute(["send", "--config", setup.config.path, "Title", "-"], environment: setup.environment,
+                                                 input: String(repeating: "b", count: 1000))
+        #expect(fits.status == 0 && fits.standardError == "[info] Title: " + String(repeating: "b", count: 1000) + "\n")
+    }
+
     @Test func aStateDirectoryOwnedBySomeoneElseIsRefusedButTheEventStillGoesOut() throws {
         guard getuid() == 0 else { return }  // only root can give a directory away; CI runs as root
         let setup = try setup()

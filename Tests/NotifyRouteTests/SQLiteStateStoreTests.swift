@@ -313,4 +313,63 @@ import Testing
             #expect(error.description.contains("belongs to uid 65534, not to you"))
         }
     }
+
+    // MARK: The state directory under attack
+
+    /// A world-writable runtime directory that is not sticky lets anyone replace
+    /// `notify-route` in it: a warning, and the private directory under TMPDIR instead.
+    /// A sticky one (as /tmp) protects what is ours in it, and is used.
+    @Test func aWorldWritableRuntimeDirectoryThatIsNotStickyIsPassedOverWithAWarning() throws {
+        let runtime = fresh(), temporary = fresh()
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        chmod(runtime, 0o777)
+        var warnings: [String] = []
+        let chosen = try StateDirectory.resolve(environment: ["XDG_RUNTIME_DIR": runtime, "TMPDIR": temporary]) { warnings.append($0) }
+        #expect(chosen == "\(temporary)/notify-route-\(getuid())")
+        #expect(warnings == ["XDG_RUNTIME_DIR \(runtime) is not safe for the state (\(runtime) is writable by others and not sticky (mode 777)); using a private directory under the temporary directory instead"])
+        #expect(!FileManager.default.fileExists(atPath: runtime + "/notify-route"))
+
+        chmod(runtime, 0o1777)
+        warnings = []
+        #expect(try StateDirectory.resolve(environment: ["XDG_RUNTIME_DIR": runtime, "TMPDIR": temporary]) { warnings.append($0) } == runtime + "/notify-route")
+        #expect(warnings.isEmpty)
+    }
+
+    /// Root with another user's runtime directory (`sudo -E`): that user could swap root's
+    /// state directory for a link into theirs. Root's state goes to its own directory.
+    @Test(.enabled(if: getuid() == 0, "needs root to give a directory to another user"))
+    func anotherUsersRuntimeDirectoryIsPassedOver() throws {
+        let runtime = fresh(), temporary = fresh()
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        #expect(chown(runtime, 65534, 65534) == 0)
+        var warnings: [String] = []
+        #expect(try StateDirectory.resolve(environment: ["XDG_RUNTIME_DIR": runtime, "TMPDIR": temporary]) { warnings.append($0) }
+            == "\(temporary)/notify-route-0")
+        #expect(warnings.first?.contains("\(runtime) belongs to uid 65534") == true, "\(warnings)")
+    }
+
+    /// The state directory swapped for a symbolic link to someone else's directory after
+    /// it was checked: the store opens the directory again without following links and
+    /// checks what it opened, so it refuses, and nothing is created or renamed there.
+    @Test func aStateDirectorySwappedForALinkAfterTheCheckIsRefused() throws {
+        let runtime = fresh(), theirs = fresh()
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: theirs, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try Data("not yours".utf8).write(to: URL(fileURLWithPath: theirs + "/state.db"))
+        let path = try StateDirectory.resolve(environment: ["XDG_RUNTIME_DIR": runtime])
+        let store = SQLiteStateStore(directory: path)
+        try FileManager.default.moveItem(atPath: path, toPath: path + ".moved")
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: theirs)
+        do {
+            _ = try store.withState { $0.handle(forKey: "k") }
+            Issue.record("a state directory that is a symbolic link was used")
+        } catch {
+            #expect("\(error)".contains("is not a directory (a symbolic link or a file is refused)"), "\(error)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: theirs) == ["state.db"])
+        #expect(try String(contentsOfFile: theirs + "/state.db", encoding: .utf8) == "not yours")
+    }
 }
+

@@ -1,3 +1,4 @@
+import Glibc
 import ArgumentParser
 import NotifyRoute
 
@@ -118,7 +119,16 @@ struct EventArguments: Equatable, Sendable {
     /// The event with this title and body. Reads standard input for a body of `-`.
     func makeEvent(title: String, body: String?) -> NotificationEvent {
         var event = NotificationEvent(title: title)
-        event.body = body == "-" ? StandardInput.readAll() : body
+        if body == "-" {
+            guard let text = StandardInput.readAll() else {
+                // Before anything is routed: nothing is sent, nothing is half-done.
+                Console.error("the body on standard input is longer than \(StandardInput.maximumBodyBytes) bytes; nothing sent")
+                Glibc.exit(ExitStatus.badEventData.rawValue)
+            }
+            event.body = text
+        } else {
+            event.body = body
+        }
         apply(to: &event)
         return event
     }

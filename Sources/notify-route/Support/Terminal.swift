@@ -25,16 +25,21 @@ enum Console {
 }
 
 enum StandardInput {
-    /// All of standard input, with invalid UTF-8 repaired (U+FFFD).
-    static func readAll() -> String {
+    /// A body read from standard input is at most this long (as an `ingest` line).
+    static let maximumBodyBytes = 1 << 20
+
+    /// All of standard input, with invalid UTF-8 repaired (U+FFFD); `nil` when it is longer
+    /// than `limit` (at most `limit + 1` bytes are read to know it).
+    static func readAll(limit: Int = maximumBodyBytes) -> String? {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+        while bytes.count <= limit {
+            let wanted = min(buffer.count, limit + 1 - bytes.count)
+            let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, wanted) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
             bytes += buffer[..<count]
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes.count > limit ? nil : String(decoding: bytes, as: UTF8.self)
     }
 }
