@@ -1,4 +1,3 @@
-import Glibc
 import ArgumentParser
 import NotifyRoute
 
@@ -119,16 +118,7 @@ struct EventArguments: Equatable, Sendable {
     /// The event with this title and body. Reads standard input for a body of `-`.
     func makeEvent(title: String, body: String?) -> NotificationEvent {
         var event = NotificationEvent(title: title)
-        if body == "-" {
-            guard let text = StandardInput.readAll() else {
-                // Before anything is routed: nothing is sent, nothing is half-done.
-                Console.error("the body on standard input is longer than \(StandardInput.maximumBodyBytes) bytes; nothing sent")
-                Glibc.exit(ExitStatus.badEventData.rawValue)
-            }
-            event.body = text
-        } else {
-            event.body = body
-        }
+        event.body = body == "-" ? StandardInput.readAll() : body
         apply(to: &event)
         return event
     }

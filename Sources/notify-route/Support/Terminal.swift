@@ -25,12 +25,13 @@ enum Console {
 }
 
 enum StandardInput {
-    /// A body read from standard input is at most this long (as an `ingest` line).
+    /// Standard input is read up to this many bytes and one more for a body, far past the
+    /// 64 KiB the normaliser keeps: a longer body is cut there with its marker, as any is.
     static let maximumBodyBytes = 1 << 20
 
-    /// All of standard input, with invalid UTF-8 repaired (U+FFFD); `nil` when it is longer
-    /// than `limit` (at most `limit + 1` bytes are read to know it).
-    static func readAll(limit: Int = maximumBodyBytes) -> String? {
+    /// Standard input up to `limit + 1` bytes, never to an end that may not come
+    /// (`/dev/zero`), with invalid UTF-8 repaired (U+FFFD).
+    static func readAll(limit: Int = maximumBodyBytes) -> String {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while bytes.count <= limit {
@@ -40,6 +41,6 @@ enum StandardInput {
             if count <= 0 { break }
             bytes += buffer[..<count]
         }
-        return bytes.count > limit ? nil : String(decoding: bytes, as: UTF8.self)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
