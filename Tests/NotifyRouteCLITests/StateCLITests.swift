@@ -208,6 +208,30 @@ import Testing
         #expect(result.standardOutput.contains("bbb…\""), "the body's marker says it was cut")
     }
 
+    /// Another process holds the database's write lock and does not let go (stopped, hung):
+    /// a call waits for it at most the busy timeout (2 s), then delivers without state and
+    /// says why.
+    @Test func aDatabaseLockedByAHungProcessCostsAtMostTheBusyTimeout() throws {
+        let setup = try setup()
+        #expect(try ProcessRunner.notifyRoute(["send", "--config", setup.config.path, "first"], environment: setup.environment).status == 0)
+        let script = """
+            ( printf 'BEGIN IMMEDIATE;\\n'; sleep 8 ) 2>/dev/null | sqlite3 "$2" >/dev/null 2>&1 &
+            holder=$!
+            sleep 1
+            start=$(date +%s%N)
+            "$0" send --config "$1" --json second
+            echo "elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))" >&2
+            kill $holder
+            """
+        let result = try ProcessRunner.run(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", script, TestEnvironment.notifyRouteBinary.path, setup.config.path, setup.statePath],
+            environment: setup.environment, timeLimit: .seconds(30))
+        #expect(result.standardError.contains("[info] second\n"), "\(result.standardError)")
+        #expect(result.standardOutput.contains("state unavailable") && result.standardOutput.contains("database is locked"), "\(result.standardOutput)")
+        let elapsed = result.standardError.split(separator: "=").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? .max
+        #expect(elapsed >= 1_900 && elapsed < 4_000, "waited \(elapsed) ms for a lock held 8 s")
+    }
+
     @Test func aStateDirectoryOwnedBySomeoneElseIsRefusedButTheEventStillGoesOut() throws {
         guard getuid() == 0 else { return }  // only root can give a directory away; CI runs as root
         let setup = try setup()
