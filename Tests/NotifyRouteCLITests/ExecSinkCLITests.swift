@@ -11,10 +11,17 @@ struct ExecFixture {
     var runtime: URL { directory.appendingPathComponent("runtime") }
     var environment: [String: String] { ["NO_COLOR": "1", "XDG_RUNTIME_DIR": runtime.path] }
 
-    static var examplePlugin: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// The shipped example, copied once into a ``trustedDirectory()``: exec trust refuses a
+    /// program under a directory others can write, which the checkout may be in (a clone in /tmp).
+    static let examplePlugin: URL = {
+        let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("config/examples/notify-route-sink-example")
-    }
+        guard let directory = try? trustedDirectory() else { return shipped }
+        let copy = directory.appendingPathComponent("notify-route-sink-example")
+        guard (try? FileManager.default.copyItem(at: shipped, to: copy)) != nil else { return shipped }
+        chmod(copy.path, 0o755)
+        return copy
+    }()
 
     /// `sinks:` holds `tty` (terminal) and `ex` (the example plugin, or `kind` when given);
     /// every event goes to `ex` with `tty` as its failover.
@@ -177,7 +184,7 @@ struct ExecFixture {
             input: "{\"title\":\"one\"}\n{\"title\":\"example: die\"}\n{\"title\":\"three\"}\n", timeLimit: .seconds(60))
         #expect(result.status == 0, "\(result.standardError)")  // the failover delivered the second
         let reports = try ExecFixture.reports(result.standardOutput)
-        #expect(reports.count == 3)
+        try #require(reports.count == 3)
         #expect(reports.map { ExecFixture.sink($0, "ex")?["status"] as? String } == ["delivered", "failed", "delivered"])
         let failure = try #require(ExecFixture.sink(reports[1], "ex"))
         #expect((failure["error"] as? String)?.contains("exited with status 3") == true, "\(failure)")
@@ -186,7 +193,7 @@ struct ExecFixture {
         #expect(result.standardError.contains("notify-route: sink \"ex\": dying on request"))  // its stderr, prefixed
         #expect(result.standardError.contains("notify-route: sink \"ex\": restarting the plugin"))
         let pids = try fixture.requests().map { $0["pid"] as? Int }
-        #expect(pids.count == 3)
+        try #require(pids.count == 3)
         #expect(pids[0] == pids[1] && pids[1] != pids[2])
     }
 
@@ -197,7 +204,7 @@ struct ExecFixture {
             input: "{\"title\":\"example: hang\"}\n{\"title\":\"after\"}\n", timeLimit: .seconds(60))
         #expect(result.status == 0, "\(result.standardError)")
         let reports = try ExecFixture.reports(result.standardOutput)
-        #expect(reports.count == 2)
+        try #require(reports.count == 2)
         let hung = try #require(ExecFixture.sink(reports[0], "ex"))
         #expect(hung["status"] as? String == "failed")
         #expect(hung["reason"] as? String == "timed-out")
@@ -205,7 +212,7 @@ struct ExecFixture {
         #expect(ExecFixture.sink(reports[1], "ex")?["status"] as? String == "delivered")
         #expect(result.standardError.contains("killed the plugin"))
         let pids = try fixture.requests().compactMap { $0["pid"] as? Int32 }
-        #expect(pids.count == 2)
+        try #require(pids.count == 2)
         #expect(pids[0] != pids[1])
         // The hung plugin is gone, not left behind.
         #expect(kill(pids[0], 0) != 0 && errno == ESRCH)
