@@ -27,6 +27,8 @@ public final class DaemonClient {
     /// Why the daemon could not be used; the caller then routes locally.
     public struct Unavailable: Error, CustomStringConvertible, Sendable {
         public var description: String
+        /// Nothing listens (no socket, or nobody behind it): the usual case without a daemon.
+        public var isAbsent = false
     }
 
     /// The socket path: `explicit` (`--socket`), else `NOTIFY_ROUTE_SOCKET`, else `socket`
@@ -97,7 +99,8 @@ public final class DaemonClient {
         }
         if result != 0 {
             // EAGAIN: the listen backlog is full, a daemon too busy or hung to accept.
-            throw Unavailable(description: "\(path): \(String(cString: strerror(errno)))")
+            let absent = errno == ENOENT || errno == ECONNREFUSED || errno == ENOTDIR
+            throw Unavailable(description: "\(path): \(String(cString: strerror(errno)))", isAbsent: absent)
         }
     }
 
