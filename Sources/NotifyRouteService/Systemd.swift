@@ -20,6 +20,18 @@ public enum Systemd {
         return fd
     }
 
+    /// The path a Unix socket is bound to, `nil` for another kind or an abstract address.
+    public static func socketPath(of fd: Int32) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let got = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard got == 0, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let path = withUnsafeBytes(of: address.sun_path) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+        return path.hasPrefix("/") ? path : nil
+    }
+
     /// Sends `state` (`READY=1`, `RELOADING=1`, `STOPPING=1`, `STATUS=...`) to the
     /// service manager when `NOTIFY_SOCKET` names one; does nothing otherwise.
     @discardableResult

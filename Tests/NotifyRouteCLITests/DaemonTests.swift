@@ -282,3 +282,26 @@ struct DaemonTests {
         }
     }
 }
+
+/// The shipped user units, checked by systemd itself.
+struct SystemdUnitTests {
+    @Test func theUserUnitsVerify() throws {
+        let analyze = try #require(ProcessRunner.which("systemd-analyze"), "systemd-analyze (package systemd)")
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let directory = try TestEnvironment.temporaryDirectory("units")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var paths: [String] = []
+        for name in ["notify-route.service", "notify-route.socket"] {
+            let text = try String(contentsOf: repository.appendingPathComponent("config/systemd/\(name)"), encoding: .utf8)
+            // verify checks that ExecStart= can be run: point it at the binary under test.
+            let unit = directory.appendingPathComponent(name)
+            try text.replacingOccurrences(of: "/usr/local/bin/notify-route", with: TestEnvironment.notifyRouteBinary.path)
+                .write(to: unit, atomically: true, encoding: .utf8)
+            paths.append(unit.path)
+        }
+        let result = try ProcessRunner.run(analyze, ["verify", "--user"] + paths, environment: ["XDG_RUNTIME_DIR": directory.path])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.isEmpty, "\(result.standardError)")
+        #expect(try String(contentsOfFile: paths[0], encoding: .utf8).contains("Type=notify"))
+    }
+}

@@ -43,6 +43,8 @@ struct Serve: AsyncParsableCommand {
         var lock: SocketLock?
         if let inherited = Systemd.inheritedSocket() {
             listener = .inherited(inherited)
+            // Held too, so that a `serve` started by hand beside it refuses.
+            lock = Systemd.socketPath(of: inherited).flatMap { try? SocketLock(socketPath: $0, checkingForDaemon: false) }
         } else {
             let path: String
             do {
@@ -105,12 +107,16 @@ final class SocketLock {
         var description: String
     }
 
-    init(socketPath path: String) throws(Held) {
+    init(socketPath path: String, checkingForDaemon: Bool = true) throws(Held) {
         fd = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw Held(description: "cannot open \(path).lock: \(String(cString: strerror(errno)))") }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let owner = (try? DaemonClient(path: path))?.daemonPID.map { " (pid \($0))" } ?? ""
+        let locked = flock(fd, LOCK_EX | LOCK_NB) == 0
+        // A daemon may answer without holding this lock (systemd's socket, or one started
+        // by an older notify-route): its socket must not be unlinked either.
+        let live = checkingForDaemon ? try? DaemonClient(path: path) : nil
+        guard locked, live == nil else {
             close(fd)
+            let owner = live?.daemonPID.map { " (pid \($0))" } ?? ""
             throw Held(description: "another notify-route serve\(owner) is already listening on \(path); stop it first, or pass --socket")
         }
     }
