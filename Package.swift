@@ -59,6 +59,8 @@ let package = Package(
             path: "Plugins/Journal/NotifyRouteJournal"
         ),
 
+        // A child that dies with the thread that started it (PR_SET_PDEATHSIG), for `run`.
+        .target(name: "CTetheredSpawn", path: "Plugins/Exec/CTetheredSpawn"),
         .target(
             name: "NotifyRouteExec",
             dependencies: ["NotifyRoute"],
@@ -94,6 +96,7 @@ let package = Package(
                 "NotifyRouteJournal",
                 "NotifyRouteExec",
                 "NotifyRouteService",
+                "CTetheredSpawn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // The release build's function order for lld (Tests/Benchmarks/README.md, "Release build"), not a source.

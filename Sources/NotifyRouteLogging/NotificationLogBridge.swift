@@ -245,7 +245,7 @@ public final class NotificationLogBridge: Sendable {
             case .failed?, .noSinkAvailable?:
                 state.statistics.sent += 1
                 state.statistics.undelivered += 1
-            case .delivered?, .suppressed?: state.statistics.sent += 1
+            case .delivered?, .suppressed?, .planned?: state.statistics.sent += 1
             }
         }
     }

@@ -53,7 +53,8 @@ struct NotifyRouteCommand: AsyncParsableCommand {
     /// is most of a cold start (callgrind, `send --dry-run`: 67% of 28.8 M instructions, mostly
     /// protocol-conformance scans and walks of every subcommand's arguments). Anything
     /// that does not parse that way (help, a usage error, `config ...`) goes through the
-    /// whole tree, so messages, help and exit codes are the parser's own.
+    /// whole tree, so messages, help and exit codes are the parser's own, and name the
+    /// command as `notify-route send`.
     /// `send` as ``FastSendParser`` read it.
     static func send(_ request: SendRequest) async {
         do {
@@ -64,37 +65,54 @@ struct NotifyRouteCommand: AsyncParsableCommand {
     }
 
     static func main(arguments: [String]) async {
-        if let first = arguments.first, let leaf = leaves[first] {
-            let command: any ParsableCommand
-            do {
-                command = try leaf.parseAsRoot(Array(arguments.dropFirst()))
-            } catch {
-                await main(arguments)
-                return
-            }
-            do {
-                if var command = command as? any AsyncParsableCommand {
-                    try await command.run()
-                } else {
-                    var command = command
-                    try command.run()
-                }
-            } catch {
-                exit(status: error)
-            }
-            return
+        if arguments.first == "send", let misuse = Send.shortHelpMisuse(in: arguments.dropFirst()) {
+            Console.write(STDERR_FILENO, "Error: \(misuse)\n" + usage(of: Send.self) + "\n")
+            Glibc.exit(ExitStatus.usage.rawValue)
         }
-        await main(arguments)
+        do {
+            let command = try parse(arguments)
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                var command = command
+                try command.run()
+            }
+        } catch {
+            exit(status: error)
+        }
+    }
+
+    /// The leaf alone when it parses as itself; the whole tree otherwise. A leaf parsed as
+    /// a root answers `--help` with ArgumentParser's help command, whose usage line would
+    /// name the leaf alone (`USAGE: send ...`).
+    private static func parse(_ arguments: [String]) throws -> any ParsableCommand {
+        if let first = arguments.first, let leaf = leaves[first],
+           let command = try? leaf.parseAsRoot(Array(arguments.dropFirst())),
+           ObjectIdentifier(type(of: command)) == ObjectIdentifier(leaf) {
+            return command
+        }
+        return try parseAsRoot(arguments)
+    }
+
+    /// ArgumentParser's usage lines for a subcommand, as it prints them under a usage error.
+    static func usage(of subcommand: any ParsableCommand.Type) -> String {
+        let name = "notify-route \(subcommand._commandName)"
+        return "Usage: \(usageString(for: subcommand))\n  See '\(name) --help' for more information."
     }
 
     /// Ends the process for what a command threw. An ``ExitCode`` (every `send` ends with
     /// one) exits with it directly, as ArgumentParser would, but without the usage message
     /// ArgumentParser renders for it and throws away: the whole command reflected again.
+    /// Anything else is printed as ArgumentParser's `exit(withError:)` would, but through
+    /// ``Console``, whose escaping covers the input its messages quote (`-l`'s value).
     private static func exit(status error: any Error) -> Never {
         if let code = error as? ExitCode {
             Glibc.exit(code.rawValue)
         }
-        exit(withError: error)
+        let code = exitCode(for: error)
+        let text = fullMessage(for: error)
+        if !text.isEmpty { Console.write(code.isSuccess ? STDOUT_FILENO : STDERR_FILENO, text + "\n") }
+        Glibc.exit(code.rawValue)
     }
 
     /// The subcommands without subcommands of their own, by name.

@@ -36,6 +36,16 @@ import Testing
         }
     }
 
+    /// The README's counts of the test corpora are the corpora's sizes.
+    @Test func theReadmeCountsTheBrokenConfigsThereAre() throws {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let counts = text.matches(of: /holds (\d+)\s+broken\s+configs/).map { Int($0.output.1) }
+        #expect(!counts.isEmpty)
+        #expect(counts.allSatisfy { $0 == BrokenConfigTests.files.count }, "README says \(counts); there are \(BrokenConfigTests.files.count)")
+    }
+
     @Test func aConfigOverOneMebibyteIsRefusedUnread() throws {
         let url = directory.appendingPathComponent("huge.yaml")
         try Data(repeating: UInt8(ascii: "#"), count: (1 << 20) + 1).write(to: url)
@@ -101,6 +111,40 @@ import Testing
         #expect(!colored.standardError.contains("\u{1B}]"))
         #expect(!colored.standardError.contains("\u{1B}[2J"))
         #expect(!colored.standardError.unicodeScalars.contains { $0.value == 0x07 || (0x80...0x9F).contains($0.value) || $0 == "\u{202E}" })
+    }
+
+    /// A title with nothing to see (zero-width spaces, bidi marks, a lone combining mark) is
+    /// bad event data, like an empty one.
+    @Test func aTitleWithNothingVisibleIsBadEventData() throws {
+        for title in ["\u{200B}\u{200B}", "\u{200F}\u{061C}\u{2060}", "\u{301}\u{301}", "\u{3164}"] {
+            let result = try ProcessRunner.notifyRoute(["send", "--config", config, title, "body"], environment: environment)
+            #expect(result.status == 65, "\(title.unicodeScalars.map(\.value))")
+            #expect(result.standardError.hasPrefix("notify-route: bad event: the title has nothing visible"))
+        }
+        let ingest = try ProcessRunner.notifyRoute(
+            ["ingest", "--config", config], environment: environment,
+            input: #"{"title":"\u200b\u0301"}"# + "\n" + #"{"title":"seen"}"# + "\n")
+        #expect(ingest.status == 65)
+        #expect(ingest.standardError.contains("notify-route: stdin:1: the title has nothing visible"))
+        #expect(ingest.standardError.contains("[info] seen\n"))
+    }
+
+    /// The title cap counts what a terminal and a daemon get: one letter under 300,000
+    /// combining marks (600 KB) is capped, not taken as one character.
+    @Test func aTitleOfCombiningMarksIsCapped() throws {
+        let title = "a" + String(repeating: "\u{301}", count: 300_000)
+        let ingest = try ProcessRunner.notifyRoute(
+            ["ingest", "--config", config, "--json"], environment: environment, input: #"{"title":""# + title + "\"}\n")
+        #expect(ingest.status == 0, "\(ingest.standardError.prefix(200))")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(ingest.standardOutput.utf8)) as? [String: Any])
+        let shown = try #require((report["event"] as? [String: Any])?["title"] as? String)
+        #expect(shown.unicodeScalars.count == 1_024)
+        #expect(shown.hasSuffix("…"))
+        // Through argv too (at most 128 KiB an argument): 60,000 marks.
+        let send = try ProcessRunner.notifyRoute(
+            ["send", "--config", config, "--json", "b" + String(repeating: "\u{301}", count: 60_000)], environment: environment)
+        let sent = try #require(try JSONSerialization.jsonObject(with: Data(send.standardOutput.utf8)) as? [String: Any])
+        #expect(((sent["event"] as? [String: Any])?["title"] as? String)?.unicodeScalars.count == 1_024)
     }
 
     /// Past 256 fields an event is bad data. (Thousands of `-f` options on a command line

@@ -2,6 +2,8 @@ import Foundation
 import NotifyRouteTestSupport
 import Testing
 
+@testable import notify_route
+
 /// End-to-end: the built `notify-route` binary, its output and its exit codes.
 @Suite struct SendCommandTests {
     /// A config with only a terminal sink, so these tests depend on nothing else.
@@ -124,11 +126,90 @@ import Testing
         #expect(result.standardOutput.contains("tty (terminal) via fallback: would show"))
     }
 
+    /// What would happen, in words that say so: a sink that would deliver is not a failure.
+    @Test func dryRunReportsAPlanNotAFailure() throws {
+        let config = try Self.terminalConfig()
+        let text = try ProcessRunner.notifyRoute(["send", "--config", config.path, "--dry-run", "Disk", "full"], environment: ["NO_COLOR": "1"])
+        #expect(text.status == 0)
+        #expect(text.standardOutput == "planned: [info] Disk\n  tty (terminal) via fallback: would show\n")
+        #expect(!text.standardOutput.contains("failed"))
+        let json = try ProcessRunner.notifyRoute(["send", "--config", config.path, "--dry-run", "--json", "Disk"], environment: ["NO_COLOR": "1"])
+        #expect(json.status == 0)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        #expect(report["summary"] as? String == "planned")
+        #expect((report["sinks"] as? [[String: Any]])?.first?["status"] as? String == "planned")
+        #expect(!json.standardOutput.contains("failed"))
+    }
+
+    /// `-h` is what notify-send users type for a hint: a usage error that says what to use,
+    /// never the help with exit 0 and nothing sent. The fast parser leaves every form to
+    /// ArgumentParser's path, where the check is.
+    @Test(arguments: [
+        ["-h", "int:value:50", "Title"], ["-h", "int:value:50", "Title", "Body"], ["-h"], ["Title", "-h"],
+        ["-vh", "Title"], ["-hint:value:50", "Title"], ["--dry-run", "-h", "x", "Title"], ["-l", "info", "-h", "string:x-y:z", "T"],
+    ])
+    func dashHIsAUsageErrorNotHelp(_ arguments: [String]) throws {
+        #expect(FastSendParser.parse(arguments) == nil)
+        let config = try Self.terminalConfig()
+        let result = try ProcessRunner.notifyRoute(["send", "--config", config.path] + arguments, environment: ["NO_COLOR": "1"])
+        #expect(result.status == 64)
+        #expect(result.standardOutput.isEmpty)
+        #expect(result.standardError.contains("send has no -h; it is not help (use --help)"), "\(result.standardError)")
+        #expect(result.standardError.contains("Usage: notify-route send [<options>] <title> [<body>]"))
+        #expect(!result.standardError.contains("[info]"), "nothing may be sent")
+    }
+
+    /// No combination of options exits 0 having sent nothing and said nothing: each either
+    /// delivers (the terminal line on stderr), prints (help, a plan, a report), or fails.
+    @Test func noCombinationExitsZeroSilently() throws {
+        let config = try Self.terminalConfig()
+        let combinations: [[String]] = [
+            ["--help"], ["help"], ["--version"], ["-h"], ["-h", "x", "T"], ["-vh", "T"], ["-wh", "T"], ["--dry-run", "T"],
+            ["--json", "T"], ["--no-wait", "T"], ["--dry-run", "--json", "T"], ["--json", "--no-wait", "T"], ["-w", "--dry-run", "T"],
+            ["T", "--help"], ["--", "-h"], ["-v", "T"], ["T", "-"], ["--sink", "tty", "T"], ["-l", "debug", "T"],
+            ["--experimental-dump-help"], ["-k", "k", "-r", "r", "T"],
+        ]
+        for arguments in combinations {
+            let result = try ProcessRunner.notifyRoute(["send", "--config", config.path] + arguments, environment: ["NO_COLOR": "1"], input: "")
+            if result.status == 0 {
+                #expect(!(result.standardOutput + result.standardError).isEmpty, "\(arguments) exited 0 saying nothing")
+            }
+        }
+    }
+
     @Test func waitWithoutAnInteractiveSinkSaysWhy() throws {
         let config = try Self.terminalConfig()
         let result = try ProcessRunner.notifyRoute(["send", "--config", config.path, "--wait", "x"], environment: ["NO_COLOR": "1"], timeLimit: .seconds(10))
         #expect(result.status == 0)
         #expect(result.standardError.contains("--wait: no sink that delivered this event reports actions or dismissal"))
+    }
+}
+
+/// Help and usage name the tool and the subcommand as typed (`notify-route send`), for
+/// every subcommand, whether ArgumentParser parsed it alone or in the whole tree.
+@Suite struct UsageLineTests {
+    static let subcommands = ["send", "close", "run", "ingest", "explain", "sinks", "config", "config check", "config show"]
+
+    @Test(arguments: subcommands)
+    func helpAndUsageErrorsShowTheFullCommand(_ subcommand: String) throws {
+        let words = subcommand.split(separator: " ").map(String.init)
+        for help in [words + ["--help"], ["help"] + words] {
+            let result = try ProcessRunner.notifyRoute(help)
+            #expect(result.status == 0)
+            #expect(result.standardOutput.contains("USAGE: notify-route \(subcommand) "), "\(help): \(result.standardOutput)")
+        }
+        let error = try ProcessRunner.notifyRoute(words + ["--no-such-option"])
+        #expect(error.status == 64)
+        #expect(error.standardError.contains("Usage: notify-route \(subcommand) "), "\(error.standardError)")
+        #expect(error.standardError.contains("See 'notify-route \(subcommand) --help'"))
+    }
+
+    /// A value the command refuses after parsing (`-A`, `run` without a command) too.
+    @Test(arguments: [["send", "-A", "nolabel", "x"], ["explain", "-t", "soon", "x"], ["run", "--"], ["send"], ["close"]])
+    func validationErrorsShowTheFullCommand(_ arguments: [String]) throws {
+        let result = try ProcessRunner.notifyRoute(arguments)
+        #expect(result.status == 64)
+        #expect(result.standardError.contains("Usage: notify-route \(arguments[0]) "), "\(result.standardError)")
     }
 }
 

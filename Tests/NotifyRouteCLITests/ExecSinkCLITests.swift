@@ -40,6 +40,52 @@ struct ExecFixture {
         chmod(config.path, 0o644)
     }
 
+    /// A fresh directory for programs an exec sink may run: not under /tmp, which others can
+    /// write (sticky or not, a program there is refused), but next to the built binary, in
+    /// directories only the user or root can write.
+    static func trustedDirectory() throws -> URL {
+        // Beside the binary, unless the checkout sits under a directory others can write
+        // (a clone in /tmp): then in the user's cache, which exec trust accepts.
+        let candidates = [
+            TestEnvironment.notifyRouteBinary.deletingLastPathComponent(),
+            URL(fileURLWithPath: ProcessInfo.processInfo.environment["HOME"] ?? "/root").appendingPathComponent(".cache"),
+            URL(fileURLWithPath: "/var/cache"),
+        ]
+        let base = try #require(candidates.first(where: nobodyElseCanWrite), "no directory free of world-writable parents for test programs")
+        let url = base.appendingPathComponent("notify-route-exec-test-programs").appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        for directory in [url, url.deletingLastPathComponent()] { chmod(directory.path, 0o755) }
+        return url
+    }
+
+    /// True when `directory` and every directory above it are closed to writes by others.
+    static func nobodyElseCanWrite(_ directory: URL) -> Bool {
+        var path = directory.resolvingSymlinksInPath().path
+        while true {
+            var info = stat()
+            if stat(path, &info) == 0 && info.st_mode & 0o002 != 0 { return false }
+            if path == "/" || path.isEmpty { return true }
+            path = (path as NSString).deletingLastPathComponent
+        }
+    }
+
+    /// A copy of the example plugin in `directory`, with `mode`.
+    static func copyOfExamplePlugin(in directory: URL, mode: mode_t = 0o755) throws -> URL {
+        let copy = directory.appendingPathComponent("notify-route-sink-copy")
+        try FileManager.default.copyItem(at: examplePlugin, to: copy)
+        chmod(copy.path, mode)
+        return copy
+    }
+
+    /// The config with the exec sink's command set to `program`.
+    func pointing(at program: String) throws {
+        let lines = try String(contentsOf: config, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map {
+            $0.hasPrefix("    command: [") ? "    command: [\(program)]" : String($0)
+        }
+        try lines.joined(separator: "\n").write(to: config, atomically: true, encoding: .utf8)
+        chmod(config.path, 0o644)
+    }
+
     /// The requests the plugin logged, in order.
     func requests() throws -> [[String: Any]] {
         guard FileManager.default.fileExists(atPath: log.path) else { return [] }
@@ -103,7 +149,7 @@ struct ExecFixture {
 
     @Test func aPluginNamedOnPathIsFoundByItsKind() throws {
         let fixture = try ExecFixture(kind: "demo")
-        let bin = fixture.directory.appendingPathComponent("bin")
+        let bin = try ExecFixture.trustedDirectory().appendingPathComponent("bin")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(
             at: bin.appendingPathComponent("notify-route-sink-demo"), withDestinationURL: ExecFixture.examplePlugin)
@@ -185,6 +231,134 @@ struct ExecFixture {
         let directory = try ProcessRunner.notifyRoute(["config", "check", fixture.config.path], environment: fixture.environment)
         #expect(directory.status == 78)
         #expect(directory.standardError.contains("so the file could be replaced"))
+    }
+
+    /// The program is held to the config's rules, and more: no directory above it may be
+    /// writable by others, sticky or not (README, exec).
+    @Test func aProgramOthersCouldReplaceIsRefused() throws {
+        let fixture = try ExecFixture()
+        let trusted = try ExecFixture.trustedDirectory()
+        func check(_ program: String, _ expected: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            try fixture.pointing(at: program)
+            let result = try ProcessRunner.notifyRoute(["send", "--config", fixture.config.path, "x"], environment: fixture.environment)
+            #expect(result.status == 78, "\(program): \(result.standardError)", sourceLocation: sourceLocation)
+            #expect(result.standardError.contains("config.yaml:3:3: refusing it: sink \"ex\" runs an external program (\(program))"),
+                    "\(result.standardError)", sourceLocation: sourceLocation)
+            #expect(result.standardError.contains(expected), "\(result.standardError)", sourceLocation: sourceLocation)
+            #expect(try fixture.requests().isEmpty, "nothing was started", sourceLocation: sourceLocation)
+        }
+
+        // The file itself: writable by its group, by others.
+        let program = try ExecFixture.copyOfExamplePlugin(in: trusted, mode: 0o775)
+        try check(program.path, "the program \(program.path) is writable by its group (mode 0775); run: chmod go-w \(program.path)")
+        chmod(program.path, 0o757)
+        try check(program.path, "is writable by others (mode 0757)")
+        chmod(program.path, 0o755)
+
+        // Its directory, or one further up: writable by others, sticky (as /tmp) or not.
+        let open = trusted.appendingPathComponent("open/deeper")
+        try FileManager.default.createDirectory(at: open, withIntermediateDirectories: true)
+        let nested = try ExecFixture.copyOfExamplePlugin(in: open)
+        chmod(open.path, 0o777)
+        try check(nested.path, "the directory \(open.path) above the program \(nested.path) is writable by group and others (mode 0777)")
+        chmod(open.path, 0o755)
+        chmod(open.deletingLastPathComponent().path, 0o1777)
+        try check(nested.path, "the directory \(open.deletingLastPathComponent().path) above the program \(nested.path) is writable by group and others (mode 01777, sticky)")
+        chmod(open.deletingLastPathComponent().path, 0o755)
+
+        // Under /tmp (the fixture's directory): /tmp is sticky and writable by all.
+        let underTmp = try ExecFixture.copyOfExamplePlugin(in: fixture.directory)
+        try check(underTmp.path, "is writable by group and others (mode 01777, sticky): anyone could have put a program there first")
+
+        // A symbolic link in a trusted directory to a program in an open one: checked where it really is.
+        let link = trusted.appendingPathComponent("link-to-tmp")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: underTmp)
+        try check(link.path, "above the program \(link.path) is writable by group and others (mode 01777, sticky)")
+
+        // And the same copy where only root can write runs.
+        try fixture.pointing(at: nested.path)
+        let fine = try ProcessRunner.notifyRoute(["send", "--config", fixture.config.path, "--json", "fine"], environment: fixture.environment)
+        #expect(fine.status == 0, "\(fine.standardError)")
+        #expect(try fixture.requests().count == 1)
+    }
+
+    /// A bare name (or a kind found on PATH) is checked in every PATH directory the lookup
+    /// tries: the one it is found in, and any before it, where a program could be put later.
+    @Test func aProgramFoundOnPathInADirectoryOthersCanWriteIsRefused() throws {
+        let trusted = try ExecFixture.trustedDirectory()
+        let bin = trusted.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        chmod(bin.path, 0o755)
+        try FileManager.default.copyItem(at: ExecFixture.examplePlugin, to: bin.appendingPathComponent("notify-route-sink-demo"))
+        let systemPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+
+        // Found by its kind, and named as a bare command of a `kind: exec` sink.
+        for kind in ["demo", nil] {
+            let fixture = try ExecFixture(kind: kind)
+            if kind == nil { try fixture.pointing(at: "notify-route-sink-demo") }
+            func send(_ path: String) throws -> ProcessResult {
+                var environment = fixture.environment
+                environment["PATH"] = path
+                return try ProcessRunner.notifyRoute(["send", "--config", fixture.config.path, "--json", "x"], environment: environment)
+            }
+            let fine = try send(bin.path + ":" + systemPath)
+            #expect(fine.status == 0, "\(fine.standardError)")
+
+            // Found in a directory others can write (a /tmp one).
+            let openBin = fixture.directory.appendingPathComponent("bin")
+            try FileManager.default.createDirectory(at: openBin, withIntermediateDirectories: true)
+            try? FileManager.default.copyItem(at: ExecFixture.examplePlugin, to: openBin.appendingPathComponent("notify-route-sink-demo"))
+            let found = try send(openBin.path + ":" + systemPath)
+            #expect(found.status == 78, "\(found.standardError)")
+            #expect(found.standardError.contains(
+                "the directory /tmp above the PATH entry \(openBin.path) where notify-route-sink-demo is looked up is writable by group and others (mode 01777, sticky)"),
+                "\(found.standardError)")
+
+            // Found in a trusted one, behind one others can write.
+            let empty = fixture.directory.appendingPathComponent("empty")
+            try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+            let behind = try send(empty.path + ":" + bin.path + ":" + systemPath)
+            #expect(behind.status == 78, "\(behind.standardError)")
+            #expect(behind.standardError.contains("above the PATH entry \(empty.path) where notify-route-sink-demo is looked up"), "\(behind.standardError)")
+            #expect(try fixture.requests().count == 1, "only the trusted run started the plugin")
+        }
+    }
+
+    /// A config reached through a symbolic link is checked where it really is, and where
+    /// the link is (whoever can write there can swap the link).
+    @Test func aSymlinkedConfigIsCheckedWhereItReallyIs() throws {
+        let fixture = try ExecFixture()
+        let open = fixture.directory.appendingPathComponent("open")
+        try FileManager.default.createDirectory(at: open, withIntermediateDirectories: true)
+        let good = fixture.directory.appendingPathComponent("good")
+        try FileManager.default.createDirectory(at: good, withIntermediateDirectories: true)
+        chmod(good.path, 0o755)
+        chmod(open.path, 0o777)
+        defer { chmod(open.path, 0o755) }
+
+        // The file in a directory others can write, the link in a good one.
+        let real = open.appendingPathComponent("real.yaml")
+        try FileManager.default.copyItem(at: fixture.config, to: real)
+        chmod(real.path, 0o644)
+        let link = good.appendingPathComponent("link.yaml")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+        let viaLink = try ProcessRunner.notifyRoute(["config", "check", link.path], environment: fixture.environment)
+        #expect(viaLink.status == 78, "\(viaLink.standardError)")
+        #expect(viaLink.standardError.contains("the directory \(open.path) above the config \(link.path) is writable by group and others (mode 0777)"),
+                "\(viaLink.standardError)")
+
+        // The file in a good directory, the link in one others can write.
+        let swappable = open.appendingPathComponent("link.yaml")
+        try FileManager.default.createSymbolicLink(at: swappable, withDestinationURL: fixture.config)
+        let inOpen = try ProcessRunner.notifyRoute(["config", "check", swappable.path], environment: fixture.environment)
+        #expect(inOpen.status == 78, "\(inOpen.standardError)")
+        #expect(inOpen.standardError.contains("the directory \(open.path) above the config"), "\(inOpen.standardError)")
+
+        // Both good: accepted.
+        let both = good.appendingPathComponent("both.yaml")
+        try FileManager.default.createSymbolicLink(at: both, withDestinationURL: fixture.config)
+        let accepted = try ProcessRunner.notifyRoute(["config", "check", both.path], environment: fixture.environment)
+        #expect(accepted.status == 0, "\(accepted.standardError)")
     }
 
     @Test func aMissingCommandIsUnavailableAndTheFailoverDelivers() throws {

@@ -81,6 +81,7 @@ import Testing
             ["-c", "cat"], ["-A", "a=b"], ["-A", "bad"], ["-f", "K=V"], ["--sink", "journal"], ["--config", "/c.yaml"],
             ["-v"], ["-w"], ["--no-wait"], ["--dry-run"], ["--json"], ["--"], ["title"], ["body"], ["-"], ["help"],
             ["--help"], ["-vw"], ["--nope"], [""], ["-l"], ["--source="], ["--app=x"], ["--tag=-x"], ["--config=--v"],
+            ["-h"], ["-h", "int:value:50"], ["-vh"],
         ]
         var generator = SplitMix64(seed: 0x6E6F_7469_6679)
         var agreed = 0

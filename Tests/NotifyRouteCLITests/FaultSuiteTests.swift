@@ -487,4 +487,37 @@ struct FaultSuiteTests {
             #expect(try await journalRecords().first?["MESSAGE"] == "disk full")
         }
     }
+
+    // MARK: notify-route itself killed
+
+    /// `run` killed by a signal it cannot forward (SIGKILL): the command dies with it
+    /// (PR_SET_PDEATHSIG) instead of running on as an orphan nobody reports on.
+    @Test func aRunKilledWithSIGKILLLeavesNoOrphan() async throws {
+        let config = try config("sinks: { tty: { kind: terminal } }\nfallback: [tty]\n")
+        let pidFile = directory.appendingPathComponent("child.pid").path
+        let script = """
+            "$0" run --config "$1" -- /bin/sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 300' "$2" &
+            run=$!
+            for _ in $(seq 600); do [ -s "$2" ] && break; sleep 0.05; done
+            child=$(cat "$2")
+            kill -KILL $run; wait $run 2>/dev/null
+            killed=$(date +%s%N)
+            # Gone, or a zombie waiting for whoever adopted it: either way no longer running.
+            for _ in $(seq 100); do
+              state=$(awk '{print $3}' /proc/$child/stat 2>/dev/null || true)
+              if [ -z "$state" ] || [ "$state" = Z ]; then echo "gone after $(( ($(date +%s%N) - killed) / 1000000 )) ms"; exit 0; fi
+              sleep 0.02
+            done
+            echo "the command (pid $child) outlived run by 2 s" >&2; kill -KILL $child; exit 1
+            """
+        let environment = self.environment
+        let result = try await PrivateJournal.offPool {
+            try ProcessRunner.run(
+                URL(fileURLWithPath: "/bin/sh"), ["-c", script, TestEnvironment.notifyRouteBinary.path, config, pidFile],
+                environment: environment, timeLimit: .seconds(60))
+        }
+        print("fault: run killed with SIGKILL: its command was \(result.standardOutput)")
+        #expect(result.status == 0, "\(result.standardOutput) \(result.standardError)")
+        #expect(result.standardOutput.hasPrefix("gone after"))
+    }
 }

@@ -2,6 +2,8 @@ import Foundation
 import NotifyRouteTestSupport
 import Testing
 
+@testable import notify_route
+
 /// `notify-route run -- CMD`: the command's output and status pass through, and the
 /// event it sends is read back from the example exec plugin's log.
 @Suite struct RunCommandTests {
@@ -130,6 +132,28 @@ import Testing
         let result = try run(fixture, ["/usr/bin/touch", marker])
         #expect(result.status == 78)
         #expect(!FileManager.default.fileExists(atPath: marker))
+    }
+
+    /// Rounded to the digit shown, never cut: 497 ms is 0.5s, and a value that rounds up to
+    /// the next unit is written in it.
+    @Test(arguments: [
+        (0, "0.0s"), (49, "0.0s"), (50, "0.1s"), (497, "0.5s"), (1_949, "1.9s"), (1_950, "2.0s"), (3_249, "3.2s"),
+        (59_949, "59.9s"), (59_950, "1m00s"), (64_499, "1m04s"), (64_500, "1m05s"), (3_599_499, "59m59s"),
+        (3_599_500, "1h00m"), (3_629_999, "1h00m"), (3_630_000, "1h01m"), (36_000_000, "10h00m"),
+    ])
+    func theDurationIsRounded(milliseconds: Int, shown: String) {
+        #expect(RunOutcome.format(.milliseconds(milliseconds)) == shown)
+    }
+
+    /// The title's duration is the event's `DURATION_MS` rounded to tenths, end to end.
+    @Test func theTitleRoundsTheMeasuredDuration() throws {
+        let fixture = try ExecFixture()
+        let result = try run(fixture, ["/bin/sh", "-c", "sleep 0.47"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let event = try lastEvent(fixture)
+        let milliseconds = try #require(Int((event["fields"] as? [String: String])?["DURATION_MS"] ?? ""))
+        let tenths = (milliseconds + 50) / 100
+        #expect(event["title"] as? String == "/bin/sh -c 'sleep 0.47' succeeded in \(tenths / 10).\(tenths % 10)s")
     }
 
     @Test func usage() throws {

@@ -28,7 +28,7 @@ import Testing
 
     /// A plugin that writes its argv (one per line) and the requests it gets, and delivers.
     func recordingPlugin() throws -> String {
-        let plugin = path("plugin.sh")
+        let plugin = try ExecFixture.trustedDirectory().appendingPathComponent("plugin.sh").path
         try """
             #!/bin/sh
             for a in "$@"; do printf '%s\\n' "$a"; done > '\(path("argv"))'
@@ -165,5 +165,168 @@ import Testing
         #expect(result.standardError.contains("unknown key \"device\""))
         #expect(result.standardError.contains("[info] u\n"))
         #expect(!FileManager.default.fileExists(atPath: decoy))
+    }
+}
+
+/// Issue 19: messages quote input (a JSON key, a level, a timeout, a message id, an action,
+/// a field name, `-l`, `--sink`, `-A`, `-t`, a sink name in a config, an exec plugin's
+/// error and stderr), and none of it may drive the terminal they are read on.
+/// Every case of the injection corpus goes through every one of those paths, once into
+/// pipes (the bytes are checked) and once into a real terminal (tmux: the title, the
+/// clipboard, the alternate screen, the scroll region and the cursor are checked).
+@Suite(.serialized) struct QuotedInputTests {
+    let directory: URL
+    let cases = InjectionCorpus.cases
+
+    init() throws {
+        directory = try TestEnvironment.temporaryDirectory("notify-route-quoted")
+        chmod(directory.path, 0o755)
+        let runtime = directory.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+
+    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    /// The bytes inside a JSON string: controls, `"` and `\` escaped, the rest as they are
+    /// (invalid UTF-8 included: `ingest` repairs it).
+    static func json(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.flatMap { byte -> [UInt8] in
+            guard byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F else { return [byte] }
+            let hex = String(byte, radix: 16)
+            return Array(("\\u00" + (hex.count < 2 ? "0" : "") + hex).utf8)
+        }
+    }
+
+    /// A YAML double-quoted scalar's content: everything outside printable ASCII escaped.
+    static func yaml(_ text: String) -> String {
+        text.unicodeScalars.map { scalar -> String in
+            if scalar == "\"" || scalar == "\\" { return "\\" + String(scalar) }
+            if (0x20...0x7E).contains(scalar.value) { return String(scalar) }
+            let hex = String(scalar.value, radix: 16)
+            return scalar.value <= 0xFFFF ? "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                : "\\U" + String(repeating: "0", count: 8 - hex.count) + hex
+        }.joined()
+    }
+
+    /// The error paths, one line of JSON or one command each, with what each must print.
+    static let ingestLines: [(String, String)] = [
+        (#"{"title":"t","P":1}"#, "unknown key \""),
+        (#"{"title":"t","level":"P"}"#, "\"level\": unknown level \""),
+        (#"{"title":"t","timeout":"P"}"#, "\"timeout\": invalid duration \""),
+        (#"{"title":"t","message_id":"P"}"#, "message id \""),
+        (#"{"title":"t","actions":["=P"]}"#, "\"actions\"[0]: expected \"id=Label\", found \"="),
+        (#"{"title":"t","actions":[{"id":"a","label":"b","P":1}]}"#, "\"actions\"[0]: unknown key \""),
+        (#"{"title":"t","fields":{"P":[1]}}"#, "\"fields\".\""),
+        (#"{"title":"t","P":1,"P":2}"#, "duplicate key \""),
+    ]
+    static let commands: [(String, String)] = [
+        (#""$B" send --config tty.yaml -l "$P" T"#, "is invalid for '-l <level>'"),
+        (#""$B" send --config tty.yaml --sink "$P" T"#, "notify-route: --sink \""),
+        (#""$B" send --config tty.yaml -A "=$P" T"#, "--action \"="),
+        (#""$B" send --config tty.yaml -t "$P" T"#, "--timeout: invalid duration \""),
+        (#""$B" config check "y$N.yaml""#, "unknown sink \""),
+        (#""$B" send --config "x$N.yaml" -v T"#, "ex (exec) via fallback: failed: "),
+    ]
+
+    /// Writes the inputs of every case and a script that runs every path for each, between
+    /// `BEFORE-N` and `AFTER-N` lines.
+    func makeScript() throws -> String {
+        try "sinks: { tty: { kind: terminal } }\nfallback: [tty]\n".write(toFile: path("tty.yaml"), atomically: true, encoding: .utf8)
+        // An exec plugin that writes the case to its stderr and answers every event with it as the error.
+        try "cat \"$1\" >&2\nwhile IFS= read -r line; do cat \"$2\"; done\n".write(toFile: path("plugin.sh"), atomically: true, encoding: .utf8)
+        var script = "cd '\(directory.path)'\nB='\(TestEnvironment.notifyRouteBinary.path)'\n"
+        for (number, item) in cases.enumerated() {
+            try Data(item.bytes).write(to: URL(fileURLWithPath: path("p\(number)")))
+            let escaped = Self.json(item.bytes)
+            var lines: [UInt8] = []
+            for (line, _) in Self.ingestLines {
+                let parts = line.split(separator: "P", omittingEmptySubsequences: false)
+                lines += Array(parts[0].utf8)
+                for part in parts.dropFirst() { lines += escaped + Array(part.utf8) }
+                lines.append(0x0A)
+            }
+            try Data(lines).write(to: URL(fileURLWithPath: path("j\(number).jsonl")))
+            try "sinks: { tty: { kind: terminal } }\nfallback: [\"\(Self.yaml(item.text))\"]\n"
+                .write(toFile: path("y\(number).yaml"), atomically: true, encoding: .utf8)
+            try Data(Array(#"{"status":"failed","error":""#.utf8) + escaped + Array("\"}\n".utf8))
+                .write(to: URL(fileURLWithPath: path("a\(number).json")))
+            try "sinks: { ex: { kind: exec, command: [/bin/sh, '\(path("plugin.sh"))', '\(path("p\(number)"))', '\(path("a\(number).json"))'], deadline: 5s } }\nfallback: [ex]\n"
+                .write(toFile: path("x\(number).yaml"), atomically: true, encoding: .utf8)
+            script += "N=\(number); P=\"$(cat p\(number))\"\necho BEFORE-\(number)\n"
+            script += "\"$B\" ingest --config tty.yaml < j\(number).jsonl\n"
+            script += Self.commands.map(\.0).joined(separator: "\n") + "\necho AFTER-\(number)\n"
+        }
+        return script + "echo ALL-DONE\n"
+    }
+
+    var environment: [String: String] { ["NO_COLOR": "1", "XDG_RUNTIME_DIR": path("runtime"), "COLUMNS": "80"] }
+
+    /// What is left to compare of a line: swift-log's timestamp (`-v`) differs between runs.
+    static func comparable(_ line: Substring) -> String {
+        var line = String(line)
+        if let space = line.firstIndex(of: " "), line.first?.isNumber == true, line[..<space].contains("T") {
+            line = String(line[line.index(after: space)...])
+        }
+        return line.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// The lines between `BEFORE-N` and `AFTER-N`, sorted (messages from threads may come
+    /// in either order), for each case. Without the exec plugin's stderr, which the process
+    /// may end before it has read.
+    static func blocks(_ text: String) -> [[String]] {
+        var blocks: [[String]] = [], current: [String]? = nil
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("BEFORE-") { current = []; continue }
+            if line.hasPrefix("AFTER-") { blocks.append((current ?? []).sorted()); current = nil; continue }
+            let kept = comparable(line)
+            if !kept.isEmpty && !kept.hasPrefix("notify-route: sink \"ex\":") { current?.append(kept) }
+        }
+        return blocks
+    }
+
+    /// Into pipes first: no control in the bytes, every path's message there for every case.
+    /// Then into tmux: the terminal's state is untouched, and it shows line for line what
+    /// the pipes got (nothing moved, overwrote or cleared).
+    @Test func theCorpusThroughEveryMessageLeavesTheTerminalAlone() throws {
+        let script = try makeScript()
+        let piped = try ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "exec 2>&1\n" + script], environment: environment,
+                                          timeLimit: .seconds(600))
+        let output = piped.standardOutput
+        #expect(output.hasSuffix("ALL-DONE\n"), "\(piped.standardError)")
+        let bad = output.unicodeScalars.filter { scalar in
+            (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
+                || scalar.properties.generalCategory == .format || scalar == "\u{2028}" || scalar == "\u{2029}"
+        }
+        #expect(bad.isEmpty, "\(bad.map { String($0.value, radix: 16) })")
+        let inPipe = Self.blocks(output)
+        #expect(inPipe.count == cases.count)
+        for (index, block) in inPipe.enumerated() {
+            for (_, marker) in Self.ingestLines + Self.commands {
+                #expect(block.contains { $0.contains(marker) }, "\(cases[index].name): no \"\(marker)\"")
+            }
+        }
+        // What came in is shown, escaped: the OSC 52 case's ESC and BEL, as \u001B and \u0007.
+        #expect(output.contains(#"unknown key "\u001B]52;c;ZXZpbA==\u0007""#))
+
+        guard TmuxSession.isAvailable || TestEnvironment.componentsRequired else { return }
+        try ("printf '\\033]2;%s\\033\\\\' nr-title-before\n" + script).write(toFile: path("run.sh"), atomically: true, encoding: .utf8)
+        let session = try TmuxSession(
+            command: "sh '\(path("run.sh"))' 2>&1; sleep 900", environment: environment,
+            configuration: "set -g set-clipboard on\nset -g history-limit 100000\n")
+        try session.waitForScreen(timeout: .seconds(600)) { $0.contains("ALL-DONE") }
+        #expect(try session.display("#{pane_title}") == "nr-title-before")
+        #expect(try session.buffers().isEmpty, "no OSC 52 reached the clipboard")
+        #expect(try session.display("#{alternate_on}") == "0")
+        #expect(try session.scrollRegion() == (0, 23))
+        let cursor = try session.cursor()
+        let screen = try session.capture().split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(cursor.x == 0 && cursor.y > 0 && cursor.y <= screen.count && screen[cursor.y - 1] == "ALL-DONE",
+                "the cursor is below the last line: \(cursor)")
+        let history = try session.command(["capture-pane", "-p", "-J", "-S", "-", "-E", "-", "-t", session.target])
+        let onScreen = Self.blocks(history)
+        #expect(onScreen.count == cases.count)
+        for (index, (screen, pipe)) in zip(onScreen, inPipe).enumerated() {
+            #expect(screen == pipe, "\(cases[index].name)")
+        }
     }
 }

@@ -238,6 +238,67 @@ struct JournaldTests {
         }
     }
 
+    /// journald stopped and the queue full: later callers are answered at once (dropped and
+    /// counted), not after another wait each, until journald reads again; then the queue
+    /// drains and new records are written again.
+    @Test func aStoppedJournaldWithAFullQueueCostsLaterCallersNothing() async throws {
+        try await PrivateJournal.withAccess(exclusive: true) {
+            let run = PrivateJournal.newRunID()
+            let sink = JournalSink(queueSize: 5, name: "full-\(run.prefix(12))")
+            var answers: [Duration] = []
+            try await PrivateJournal.whileStopped {
+                try PrivateJournal.fillSocketQueue(run: run)
+                for sequence in 0..<5 {
+                    let receipt = try await sink.deliver(Self.delivery("queued \(sequence)", run: run, deadline: .milliseconds(300)))
+                    guard case .queued = receipt.disposition else { Issue.record("not queued: \(receipt)"); return }
+                }
+                for sequence in 0..<40 {
+                    let started = ContinuousClock.now
+                    await #expect(throws: SinkError.self) {
+                        _ = try await sink.deliver(Self.delivery("dropped \(sequence)", run: run, deadline: .milliseconds(300)))
+                    }
+                    answers.append(ContinuousClock.now - started)
+                }
+                #expect(sink.statistics.dropped == 40)
+            }
+            let slowest = answers.max() ?? .zero
+            let total = answers.reduce(Duration.zero, +)
+            print("journal: stopped journald, full queue: 40 callers answered in \(total) in all, the slowest in \(slowest)")
+            #expect(slowest < .milliseconds(30), "each is answered at once (5 ms to show journald reads), not after a 50 ms wait: \(answers)")
+            // journald reads again: the five queued records are written, and so is the next one.
+            #expect(await sink.flush(within: .seconds(10)))
+            let after = try await sink.deliver(Self.delivery("after", run: run))
+            #expect(after.disposition == .delivered)
+            let entries = try await Self.entries(run, count: 6)
+            #expect(entries.compactMap { $0["MESSAGE"] } == (0..<5).map { "queued \($0)" } + ["after"])
+        }
+    }
+
+    /// `shutdown(within:)`: bounded, and what journald did not take is given up and counted.
+    @Test func shutdownGivesUpWhatJournaldDidNotTakeAndCountsIt() async throws {
+        try await PrivateJournal.withAccess(exclusive: true) {
+            let run = PrivateJournal.newRunID()
+            let sink = JournalSink(queueSize: 10, name: "shutdown-\(run.prefix(12))")
+            let (givenUp, took) = try await PrivateJournal.whileStopped {
+                try PrivateJournal.fillSocketQueue(run: run)
+                for sequence in 0..<4 {
+                    _ = try await sink.deliver(Self.delivery("queued \(sequence)", run: run, deadline: .milliseconds(300)))
+                }
+                #expect(sink.statistics.queued == 4)
+                let started = ContinuousClock.now
+                let givenUp = await sink.shutdown(within: .milliseconds(300))
+                return (givenUp, ContinuousClock.now - started)
+            }
+            #expect(givenUp == 4)
+            #expect(took < .seconds(1), "\(took)")
+            #expect(sink.statistics.givenUp == 4)
+            #expect(sink.statistics.dropped == 4)
+            #expect(sink.statistics.queued == 0)
+            #expect(!sink.hasPendingWork)
+            #expect(await sink.shutdown(within: .seconds(5)) == 0, "nothing left to give up")
+        }
+    }
+
     /// Without a queue (a one-shot process) a hung journald is a retryable time-out before the
     /// deadline, and later callers are told at once instead of waiting again.
     @Test func withoutAQueueAHungJournaldIsATimeOut() async throws {
@@ -260,8 +321,14 @@ struct JournaldTests {
                 }
             }
             #expect(durations[0] < .milliseconds(400) && durations[0] >= .milliseconds(300), "\(durations)")
-            #expect(durations[1] < .milliseconds(100), "known stalled: answered after a short wait, \(durations)")
-            // Once journald answers, the sink writes again; the second record was never handed over.
+            #expect(durations[1] < .milliseconds(30), "known stalled: answered at once, \(durations)")
+            // Once journald reads again (the write stuck in it returns), the sink writes again;
+            // the second record was never handed over.
+            let resumed = ContinuousClock.now
+            while sink.statistics.stalledFor != nil && ContinuousClock.now - resumed < .seconds(5) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(sink.statistics.stalledFor == nil, "the stuck write returned once journald read again")
             let after = try await sink.deliver(Self.delivery("after", run: run))
             #expect(after.disposition == .delivered)
             let entries = try await Self.entries(run, count: 2)

@@ -84,5 +84,28 @@ extension String {
     }
 }
 
+/// Expects the screen `before` again, text and colours, but for the shell's own report
+/// of how a job ended (`Killed`, `Terminated`), and the scroll region reset.
+func expectRestored(_ session: TmuxSession, to before: String, but shellMessage: String) throws {
+    let after = try session.capture(attributes: true).rows.filter { !$0.isEmpty && $0 != shellMessage }
+    #expect(after == before.rows.filter { !$0.isEmpty }, "\(after)")
+    #expect(try session.scrollRegion() == (0, 23))
+}
+
+extension InjectionCorpus {
+    /// Scalars that must never reach a terminal from an event: controls, and the bidi
+    /// overrides, isolates and marks and line separators that reorder or break text.
+    static func leftovers(in screen: String) -> [Unicode.Scalar] {
+        screen.unicodeScalars.filter { scalar in
+            switch scalar.value {
+            case 0x0A: false
+            case 0x00...0x1F, 0x7F...0x9F: true
+            case 0x200E, 0x200F, 0x061C, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029: true
+            default: false
+            }
+        }
+    }
+}
+
 /// The five lines every fixture script prints before the banner.
 let earlierOutput = (1...5).map { "line \($0)" }

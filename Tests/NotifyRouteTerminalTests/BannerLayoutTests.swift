@@ -1,5 +1,6 @@
 import NotifyRoute
 @testable import NotifyRouteTerminal
+import NotifyRouteTestSupport
 import Testing
 
 /// The banner's pieces without a terminal: measuring, laying out, colours, sequences.
@@ -149,6 +150,34 @@ import Testing
         #expect(redraw == "\u{1B}7\u{1B}[?7l\u{1B}[1;1HC\u{1B}[?7h\u{1B}8")
         let shrink = BannerScreen.transition(from: 2, to: ["C"], rows: 24, resetRegion: true)
         #expect(shrink == "\u{1B}7\u{1B}[r\u{1B}[2;1H\u{1B}[1M\u{1B}[2;24r\u{1B}[?7l\u{1B}[1;1HC\u{1B}[?7h\u{1B}8\u{1B}[1A")
+    }
+
+    @Test func twoOwnersEachChangeOnlyTheirOwnRows() {
+        var stack = BannerStack(blocks: [])
+        _ = stack.transition(owner: "a", to: ["A1", "A2"], rows: 24)
+        // A newer banner goes on top; the scroll region covers both.
+        let second = stack.transition(owner: "b", to: ["B"], rows: 24)
+        #expect(second == "\u{1B}D\u{1B}[1A\u{1B}7\u{1B}[r\u{1B}[1;1H\u{1B}[1L\u{1B}[4;24r\u{1B}[?7l\u{1B}[1;1HB\u{1B}[?7h\u{1B}8\u{1B}[1B")
+        #expect(stack.blocks == [.init(owner: "b", rows: 1), .init(owner: "a", rows: 2)])
+        // The older one redraws and goes where it is now, below the newer one.
+        let redraw = stack.transition(owner: "a", to: ["A3", "A4"], rows: 24)
+        #expect(redraw == "\u{1B}7\u{1B}[?7l\u{1B}[2;1HA3\u{1B}[3;1HA4\u{1B}[?7h\u{1B}8")
+        let gone = stack.transition(owner: "a", to: [], rows: 24)
+        #expect(gone == "\u{1B}7\u{1B}[r\u{1B}[2;1H\u{1B}[2M\u{1B}[2;24r\u{1B}8\u{1B}[2A")
+        #expect(stack.blocks == [.init(owner: "b", rows: 1)])
+    }
+
+    @Test func rowsOfOwnersThatCannotActGoWithTheNextChange() {
+        var stack = BannerStack(blocks: [.init(owner: "dead", rows: 2), .init(owner: "live", rows: 1)])
+        let shown = stack.transition(owner: "new", to: ["N"], removing: ["dead"], rows: 24)
+        // Net one row fewer: no index to make room. The dead rows go before the new row
+        // comes, so nothing at the bottom of the screen is pushed off in between.
+        #expect(shown == "\u{1B}7\u{1B}[r\u{1B}[1;1H\u{1B}[2M\u{1B}[1;1H\u{1B}[1L\u{1B}[3;24r\u{1B}[?7l\u{1B}[1;1HN\u{1B}[?7h\u{1B}8\u{1B}[1A")
+        #expect(stack.blocks == [.init(owner: "new", rows: 1), .init(owner: "live", rows: 1)])
+        // One row always stays for the output.
+        var full = BannerStack(blocks: [.init(owner: "other", rows: 3)])
+        _ = full.transition(owner: "me", to: ["1", "2"], rows: 4)
+        #expect(full.blocks == [.init(owner: "other", rows: 3)])
     }
 
     // MARK: The sink

@@ -151,9 +151,17 @@ extension BannerTerminalTests {
             let event = ResolvedEvent(title: "T\(index) \(item.text) end", body: "B \(item.text)\n\(item.text) E", level: .warning, timeout: .never)
             let receipt = try await sink.deliver(SinkDelivery(event: event, sinkName: "tty", intent: handle.map { .replace($0) } ?? .show))
             handle = receipt.handle
-            let rows = try await screen(session) { $0.hasPrefix(" ⚠ T\(index) ") }.rows
+            let shown = try await screen(session) { $0.hasPrefix(" ⚠ T\(index) ") }
+            let rows = shown.rows
             #expect(rows[0].hasPrefix(" ⚠ T\(index) ") && rows[0].hasSuffix(" end"), "\(item.name): \(rows[0].debugDescription)")
             #expect(Array(rows[2...6]) == earlierOutput, "\(item.name) \(receipt.notes)")
+            // What tmux stored: no mark, override or separator reached it.
+            #expect(InjectionCorpus.leftovers(in: shown).isEmpty, "\(item.name): \(rows[0].debugDescription)")
+            if item.name == "line-paragraph-separators" {
+                // Line breaks, as a newline is: tmux would drop the separators themselves.
+                #expect(rows[0] == " ⚠ T\(index) one two three end")
+                #expect(rows[1] == "   B one ⏎ two ⏎ three ⏎ one ⏎ two ⏎ three E")
+            }
         }
         _ = try await sink.close(SinkCloseRequest(sinkName: "tty", handle: try #require(handle), replaceKey: "k", deadline: .now + .seconds(2)))
         await sink.finish()

@@ -155,10 +155,7 @@ extension BannerTerminalTests {
         let pid = try #require(fixture.waitForFile("pid").flatMap { pid_t($0) })
         #expect(kill(pid, signal) == 0)
         #expect(fixture.waitForFile("status") == status)
-        // The same screen, but for the shell's own report of how its job ended.
-        let after = try session.capture(attributes: true).rows.filter { !$0.isEmpty && $0 != shellMessage }
-        #expect(after == before.rows.filter { !$0.isEmpty })
-        #expect(try session.scrollRegion() == (0, 23))
+        try expectRestored(session, to: before, but: shellMessage)
     }
 
     @Test func waitPrintsHowTheBannerWent() throws {
@@ -205,26 +202,69 @@ extension BannerTerminalTests {
 
     @Test func injectionCorpusThroughArgvLeavesTheTerminalAlone() throws {
         let fixture = try BannerFixture()
-        var body = "read go\n"
-        for (index, item) in InjectionCorpus.cases.enumerated() {
-            let title = Self.printfFormat(Array("T\(index) ".utf8) + item.bytes + Array(" end".utf8))
-            let text = Self.printfFormat(item.bytes + Array("\n".utf8) + item.bytes)
-            body += #""$B" send --config "$C" -t 60ms "$(printf '\#(title)')" "$(printf '\#(text)')" >> "$D/codes"; echo $? >> "$D/codes""# + "\n"
-        }
-        body += #"echo done > "$D/status""#
-        let session = try TmuxSession(command: try fixture.script(body), configuration: fixture.tmuxConfiguration)
+        let session = try TmuxSession(command: try fixture.script(Self.corpusScript("-t 60ms")), configuration: fixture.tmuxConfiguration)
         try session.waitForScreen { $0.contains("line 5") }
         let before = try session.capture(attributes: true)
         let title = try session.display("#{pane_title}")
         let cursor = try session.cursor()
         try session.sendKeys("Enter")
 
-        #expect(fixture.waitForFile("status", timeout: .seconds(60)) == "done")
-        let codes = try String(contentsOf: fixture.url("codes"), encoding: .utf8).split(separator: "\n")
-        #expect(codes.count == InjectionCorpus.cases.count && codes.allSatisfy { $0 == "0" }, "\(codes)")
+        try Self.expectCorpusSent(fixture)
         #expect(try session.capture(attributes: true) == before)
         #expect(try session.cursor() == cursor)
         #expect(try session.scrollRegion() == (0, 23))
+        try Self.expectNoSideEffects(session, fixture, title: title)
+    }
+
+    /// The line style, fed the same corpus: each event one line, in order, and nothing
+    /// but text reached the terminal.
+    @Test func injectionCorpusAsLinesLeavesTheTerminalAlone() throws {
+        let fixture = try BannerFixture()
+        let height = InjectionCorpus.cases.count + 10
+        let session = try TmuxSession(
+            command: try fixture.script(Self.corpusScript(), sink: "{ kind: terminal }", environment: ["NO_COLOR": "1"]),
+            width: 200, height: height, configuration: fixture.tmuxConfiguration)
+        try session.waitForScreen { $0.contains("line 5") }
+        let title = try session.display("#{pane_title}")
+        try session.sendKeys("Enter")
+
+        try Self.expectCorpusSent(fixture)
+        let screen = try session.capture()
+        let rows = screen.rows
+        #expect(Array(rows[0...4]) == earlierOutput)
+        for (index, item) in InjectionCorpus.cases.enumerated() {
+            // Nothing moved the cursor or cleared: each line where it was written.
+            #expect(rows[5 + index].hasPrefix("[info] T\(index) "), "\(item.name): \(rows[5 + index].debugDescription)")
+            if item.name == "line-paragraph-separators" {
+                #expect(rows[5 + index] == "[info] T\(index) one two three end: one ⏎ two ⏎ three ⏎ one ⏎ two ⏎ three")
+            }
+        }
+        #expect(InjectionCorpus.leftovers(in: screen).isEmpty, "\(InjectionCorpus.leftovers(in: screen))")
+        #expect(try session.cursor() == (0, 5 + InjectionCorpus.cases.count))
+        #expect(try session.scrollRegion() == (0, height - 1))
+        try Self.expectNoSideEffects(session, fixture, title: title)
+    }
+
+    /// After Enter, one `send` per corpus case, the case in its title and twice in its
+    /// body; the exit codes (and anything on stdout) go to `codes`.
+    static func corpusScript(_ options: String = "") -> String {
+        var body = "read go\n"
+        for (index, item) in InjectionCorpus.cases.enumerated() {
+            let title = printfFormat(Array("T\(index) ".utf8) + item.bytes + Array(" end".utf8))
+            let text = printfFormat(item.bytes + Array("\n".utf8) + item.bytes)
+            body += #""$B" send --config "$C" \#(options) "$(printf '\#(title)')" "$(printf '\#(text)')" >> "$D/codes"; echo $? >> "$D/codes""# + "\n"
+        }
+        return body + #"echo done > "$D/status""#
+    }
+
+    static func expectCorpusSent(_ fixture: BannerFixture) throws {
+        #expect(fixture.waitForFile("status", timeout: .seconds(60)) == "done")
+        let codes = try String(contentsOf: fixture.url("codes"), encoding: .utf8).split(separator: "\n")
+        #expect(codes.count == InjectionCorpus.cases.count && codes.allSatisfy { $0 == "0" }, "\(codes)")
+    }
+
+    /// No title set, no alternate screen, no clipboard write, no bell.
+    static func expectNoSideEffects(_ session: TmuxSession, _ fixture: BannerFixture, title: String) throws {
         #expect(try session.display("#{pane_title}") == title)
         #expect(try session.display("#{alternate_on}") == "0")
         #expect(try session.buffers().isEmpty)

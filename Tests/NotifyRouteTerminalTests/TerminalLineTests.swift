@@ -1,5 +1,6 @@
 import NotifyRoute
 import NotifyRouteTerminal
+import NotifyRouteTestSupport
 import Testing
 
 @Suite struct TerminalLineTests {
@@ -26,6 +27,15 @@ import Testing
         // A ResolvedEvent built by hand (not through the router) is still made inert.
         let event = ResolvedEvent(title: "a\u{1B}[2Jb", body: "c\u{1B}]52;c;eA==\u{07}d")
         #expect(TerminalLine.render(event, color: false) == "[info] ab: cd")
+    }
+
+    @Test func removesWhatTheBannerRemoves() {
+        for item in InjectionCorpus.cases {
+            let line = TerminalLine.render(ResolvedEvent(title: "T \(item.text) end", body: "\(item.text)\n\(item.text)"), color: false)
+            #expect(InjectionCorpus.leftovers(in: line).isEmpty, "\(item.name): \(line.debugDescription)")
+        }
+        let event = ResolvedEvent(title: "a\u{2028}b\u{200F}c", body: "d\u{2029}e\u{200E}f\u{061C}g")
+        #expect(TerminalLine.render(event, color: false) == "[info] a bc: d ⏎ efg")
     }
 
     @Test func pluginRejectsUnknownOptionValues() {

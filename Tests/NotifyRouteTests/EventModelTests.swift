@@ -1,3 +1,4 @@
+import Foundation
 import NotifyRoute
 import Testing
 
@@ -98,6 +99,57 @@ import Testing
         #expect(TextSanitizer.truncate("abc", to: 5) == "abc")
         #expect(TextSanitizer.truncate("abc", to: nil) == "abc")
     }
+
+    /// The cap counts what a terminal draws and a daemon receives: every combining mark.
+    @Test func theCapCountsCombiningMarks() {
+        let zalgo = "a" + String(repeating: "\u{301}", count: 600_000)
+        let capped = TextSanitizer.truncate(zalgo, to: 1_024)
+        #expect(capped.unicodeScalars.count == 1_024)
+        #expect(capped.unicodeScalars.starts(with: "a\u{301}\u{301}".unicodeScalars))
+        #expect(capped.unicodeScalars.last == "…")
+        // Between characters when it can: "é" (e + U+0301) is kept whole or not at all.
+        let accents = String(repeating: "e\u{301}", count: 10)
+        #expect(TextSanitizer.truncate(accents, to: 6) == "e\u{301}e\u{301}…")
+        #expect(TextSanitizer.truncate(accents, to: 20) == accents)
+        #expect(TextSanitizer.truncate("日本語のタイトル", to: 4) == "日本語…")
+    }
+
+    @Test(arguments: [
+        ("plain text", "plain text"),
+        ("two\nlines\tand a tab", "two\nlines\tand a tab"),
+        ("unknown key \"\u{1B}]2;pwned\u{07}\"", "unknown key \"\\u001B]2;pwned\\u0007\""),
+        ("clip\u{1B}]52;c;ZXZpbA==\u{1B}\\", "clip\\u001B]52;c;ZXZpbA==\\u001B\\"),
+        ("c1 \u{9B}2J and \u{9D}52;c;x\u{9C}", "c1 \\u009B2J and \\u009D52;c;x\\u009C"),
+        ("cr\roverwrite\u{08}\u{7F}", "cr\\u000Doverwrite\\u0008\\u007F"),
+        ("rtl \u{202E}exe.txt \u{2067}x\u{2069} \u{200F}\u{061C}", "rtl \\u202Eexe.txt \\u2067x\\u2069 \\u200F\\u061C"),
+        ("zero\u{200B}width\u{FEFF} line\u{2028}para\u{2029}", "zero\\u200Bwidth\\uFEFF line\\u2028para\\u2029"),
+        ("tag \u{E0041}", "tag \\uDB40\\uDC41"),
+        ("ünïcödé ✓ 日本 e\u{301}", "ünïcödé ✓ 日本 e\u{301}"),
+    ])
+    func escapesWhatCouldDriveOrHideInAMessage(input: String, expected: String) {
+        #expect(TextSanitizer.escaped(input) == expected)
+    }
+
+    /// Escaped JSON is still JSON, with the same value: `--json` output passes through it.
+    @Test func escapingKeepsJSONValid() throws {
+        let value = "a\u{9B}2J\u{202E}b\u{E0041}"
+        let json = #"{"error":""# + value + #""}"#
+        let escaped = TextSanitizer.escaped(json)
+        #expect(!escaped.unicodeScalars.contains { TextSanitizerProbe.isControl($0) })
+        let decoded = try JSONDecoder().decode([String: String].self, from: Data(escaped.utf8))
+        #expect(decoded["error"] == value)
+    }
+
+    @Test func leavesNothingToEscapeInRandomisedInput() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [Unicode.Scalar] = ["\u{1B}", "[", "]", "\u{07}", "\\", "a", "\u{9B}", "\u{9D}", "\u{202E}", "\n", "\r", "\u{0}", "\u{200B}", "é", "\u{2028}"]
+        for _ in 0..<2_000 {
+            var text = String.UnicodeScalarView()
+            for _ in 0..<Int.random(in: 0...24, using: &generator) { text.append(alphabet.randomElement(using: &generator)!) }
+            let escaped = TextSanitizer.escaped(String(text))
+            #expect(!escaped.unicodeScalars.contains { TextSanitizerProbe.isControl($0) || $0.properties.generalCategory == .format || $0 == "\u{2028}" })
+        }
+    }
 }
 
 enum TextSanitizerProbe {
@@ -123,6 +175,29 @@ enum TextSanitizerProbe {
         let long = try EventNormalizer.normalize(NotificationEvent(title: String(repeating: "x", count: 5_000)))
         #expect(long.title.count == EventNormalizer.maximumTitleLength)
         #expect(long.title.hasSuffix("…"))
+    }
+
+    /// Nothing to see is as bad as nothing at all: zero-width spaces, bidi marks, a lone
+    /// combining mark, fillers.
+    @Test(arguments: [
+        "\u{200B}\u{200B}", "\u{200E}\u{200F}\u{061C}", " \u{301}\u{301} ", "\u{FEFF}", "\u{2060}\u{2063}",
+        "\u{3164}", "\u{115F}\u{1160}", "\u{2800}", "\u{34F}\u{FE0F}", "\u{202E}\u{200D}", "\u{E0041}\u{E007F}",
+        "\u{3000}\u{2003}", "\u{20DD}", String(repeating: "\u{200B}", count: 5_000),
+    ])
+    func rejectsATitleWithNothingVisible(title: String) {
+        #expect(throws: EventError.self) { try EventNormalizer.normalize(NotificationEvent(title: title)) }
+    }
+
+    @Test(arguments: ["a\u{200B}", "\u{200B}✓", "e\u{301}", "日本", "\u{E000}", "\u{200F}x", "·"])
+    func keepsATitleWithSomethingVisible(title: String) throws {
+        #expect(try EventNormalizer.normalize(NotificationEvent(title: title)).title == title)
+    }
+
+    @Test func capsATitleOfCombiningMarks() throws {
+        let event = try EventNormalizer.normalize(NotificationEvent(title: "a" + String(repeating: "\u{301}", count: 600_000)))
+        #expect(event.title.unicodeScalars.count == EventNormalizer.maximumTitleLength)
+        let body = try EventNormalizer.normalize(NotificationEvent(title: "t", body: "b" + String(repeating: "\u{20DD}", count: 600_000)))
+        #expect(body.body?.unicodeScalars.count == EventNormalizer.maximumBodyLength)
     }
 
     @Test func validatesMessageIDs() throws {

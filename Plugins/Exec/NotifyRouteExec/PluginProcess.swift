@@ -295,7 +295,7 @@ final class PluginProcess: Sendable {
 
     /// A line on our stderr, attributed to the sink.
     static func report(_ message: String, sink: String) {
-        let bytes = Array("notify-route: sink \"\(sink)\": \(message)\n".utf8)
+        let bytes = Array(TextSanitizer.escaped("notify-route: sink \"\(sink)\": \(message)\n").utf8)
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {

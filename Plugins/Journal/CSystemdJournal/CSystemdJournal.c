@@ -116,6 +116,14 @@ int notify_route_journal_send_nowait(int fd, const void *datagram, size_t size, 
     }
 }
 
+int notify_route_journal_writable(int fd, int timeout_ms) {
+    struct pollfd poller = {.fd = fd, .events = POLLOUT};
+    int ready;
+    do ready = poll(&poller, 1, timeout_ms); while (ready < 0 && errno == EINTR);
+    if (ready < 0) return -errno;
+    return ready > 0 && (poller.revents & POLLOUT) ? 1 : 0;
+}
+
 void notify_route_journal_close(int fd) {
     close(fd);
 }

@@ -18,8 +18,11 @@ import NotifyRoute
 /// | user fields | the config's `fields`, then the event's (`-f KEY=VALUE`), names sanitised |
 /// | `NOTIFY_ROUTE_FIELD_NAME` | one per renamed user field: `WRITTEN=original` |
 ///
-/// A user field whose sanitised name is one the sink writes itself (``reservedNames``)
-/// is written as `USER_NAME`, so it can neither override nor double `PRIORITY`.
+/// A user field whose sanitised name is one the sink writes itself (``reservedNames``), or
+/// one journald and journalctl read as a claim about who wrote the record
+/// (``isProtected(_:)``: `OBJECT_*`, `CODE_*`, `SYSLOG_*`, `UNIT`, ...), is written as
+/// `USER_NAME`: an event can neither override nor double `PRIORITY`, nor make
+/// `journalctl -u sshd.service` show a record written for someone else.
 ///
 /// ```swift
 /// let (record, notes) = JournalEventFormat.record(for: delivery, identifier: "backup")
@@ -52,6 +55,23 @@ public enum JournalEventFormat {
         level, app, source, sink, tags, dedupKey, replaceKey, duplicateCount, replaces, duplicateOf, fieldName,
         droppedCount, queueSize, failedSink, failedKind, failure, error, eventTitle,
     ]
+
+    /// Names journald or journalctl take as facts about the record's origin, so an event may
+    /// not set them: `OBJECT_*` (with `OBJECT_PID`, journald attributes a privileged client's
+    /// record to that process and its unit; `journalctl -u` matches `OBJECT_SYSTEMD_UNIT`),
+    /// `CODE_*` (the call site: the library's own, never the event's), `SYSLOG_*`
+    /// (facility, pid, identifier), `COREDUMP_*` (matched by `journalctl -u` for crash
+    /// records), and the other fields systemd.journal-fields(7) defines for clients
+    /// (`UNIT`, `USER_UNIT`, `INVOCATION_ID`, `ERRNO`, `TID`, `DOCUMENTATION`, ...).
+    public static func isProtected(_ name: String) -> Bool {
+        reservedNames.contains(name) || protectedNames.contains(name)
+            || protectedPrefixes.contains { name.hasPrefix($0) }
+    }
+
+    static let protectedNames: Set<String> = [
+        "UNIT", "USER_UNIT", "INVOCATION_ID", "USER_INVOCATION_ID", "ERRNO", "TID", "DOCUMENTATION",
+    ]
+    static let protectedPrefixes = ["OBJECT_", "CODE_", "SYSLOG_", "COREDUMP_"]
 
     /// The record for one delivery, and notes for the report (renamed fields, ignored values).
     ///
@@ -104,7 +124,8 @@ public enum JournalEventFormat {
         var renamed: [(written: String, original: String)] = []
         for (original, value) in fields.sorted(by: { $0.key < $1.key }) {
             var name = JournalFieldName.sanitize(original)
-            if reservedNames.contains(name) { name = JournalFieldName.prefixing("USER_", to: name) }
+            // Prefixed until free: `UNIT` becomes `USER_UNIT`, itself protected, so `USER_USER_UNIT`.
+            while isProtected(name) { name = JournalFieldName.prefixing("USER_", to: name) }
             // Two originals may sanitise alike (`disk.path`, `disk-path`): number the later ones.
             if taken.contains(name) {
                 var counter = 2

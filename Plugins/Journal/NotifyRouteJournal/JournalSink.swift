@@ -49,8 +49,12 @@ public struct JournalSink: NotificationSink {
         public var waiting: Int
         /// Records whose callers were told "queued", not written yet.
         public var queued: Int
-        /// Records given up: the queue was full, or journald rejected a queued record.
+        /// Records given up: the queue was full, journald rejected a queued record, or
+        /// ``JournalSink/shutdown(within:)`` gave up on it.
         public var dropped: Int
+        /// Of ``dropped``, those ``JournalSink/shutdown(within:)`` gave up on: records whose
+        /// callers were told "queued" and that journald had not taken when the sink was finished.
+        public var givenUp: Int = 0
         /// How long journald has not taken a record, when it is stalled.
         public var stalledFor: Duration?
         /// The last write error, until a write succeeds again.
@@ -115,6 +119,11 @@ public struct JournalSink: NotificationSink {
             }
             guard !JournalEventFormat.reservedNames.contains(key) else {
                 throw options.error("fields: \(key) is written by the journal sink itself; choose another name", at: "fields")
+            }
+            guard !JournalEventFormat.isProtected(key) else {
+                throw options.error(
+                    "fields: \(key) would make the record claim another process, unit, facility or call site; choose another name",
+                    at: "fields")
             }
         }
         return JournalSink(
@@ -187,10 +196,26 @@ public struct JournalSink: NotificationSink {
         await writer.flush(within: timeout)
     }
 
-    /// Before a short-lived process exits: waits for queued records to be written. The
-    /// router bounds the wait; records still queued then are lost with the process.
+    /// How long ``finish()`` waits for queued records: a process that exits must not wait
+    /// for a stopped journald for long, and a journald that reads at all takes thousands of
+    /// records a second.
+    public static let shutdownWait = Duration.seconds(5)
+
+    /// Before a short-lived process exits: ``shutdown(within:)`` with ``shutdownWait``.
     public func finish() async {
-        _ = await writer.flush(within: .seconds(3_600))
+        _ = await shutdown(within: Self.shutdownWait)
+    }
+
+    /// Waits at most `timeout` (and not past the task's cancellation) for every record
+    /// handed to the sink to be written, then gives up those journald has not taken: they
+    /// are counted in ``Statistics/dropped`` and ``Statistics/givenUp``, so a record a
+    /// receipt called queued is never lost uncounted. For a process about to exit.
+    ///
+    /// - Returns: how many records were given up (0: all written).
+    @discardableResult
+    public func shutdown(within timeout: Duration) async -> Int {
+        if await writer.flush(within: timeout) { return 0 }
+        return writer.giveUp()
     }
 
     /// Records wait for journald (a datagram sent on the caller's thread leaves nothing behind).

@@ -103,7 +103,10 @@ struct JournalTransport: Sendable {
         case ENOENT:
             return SinkError(.unavailable, "journald's socket \(socketPath) is absent (journald is not running here)", isRetryable: true)
         case ENOTSOCK:
-            return SinkError(.unavailable, "\(socketPath) is not a socket (journald is not running here)", isRetryable: true)
+            return notASocketError(notASocket)
+        case ECONNREFUSED where notASocket != nil:
+            // connect(2) on a file that is not a socket is also "connection refused": say what is there.
+            return notASocketError(notASocket)
         case ECONNREFUSED:
             return SinkError(
                 .failed, "journald refused the connection on \(socketPath) (connection refused: a stale socket, journald is gone)",
@@ -117,6 +120,30 @@ struct JournalTransport: Sendable {
             return SinkError(.unavailable, "libsystemd could not be loaded, and this record needs its sd_journal_sendv (\(reason))")
         default:
             return SinkError(.failed, "writing to journald failed: \(Self.describe(code))", isRetryable: true)
+        }
+    }
+
+    private func notASocketError(_ what: String?) -> SinkError {
+        let description = what.map { "is \($0), not a socket" } ?? "is not a socket"
+        return SinkError(.unavailable, "\(socketPath) \(description) (journald is not running here)", isRetryable: true)
+    }
+
+    /// What sits at ``socketPath`` when it is not a socket ("a regular file"); `nil` when it
+    /// is a socket or absent.
+    var notASocket: String? {
+        var info = stat()
+        guard lstat(socketPath, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFSOCK: return nil
+        case S_IFREG: return "a regular file"
+        case S_IFDIR: return "a directory"
+        case S_IFLNK:
+            var target = stat()
+            if stat(socketPath, &target) == 0, target.st_mode & S_IFMT == S_IFSOCK { return nil }
+            return "a symbolic link that does not lead to a socket"
+        case S_IFIFO: return "a FIFO"
+        case S_IFCHR, S_IFBLK: return "a device"
+        default: return "not a socket"
         }
     }
 

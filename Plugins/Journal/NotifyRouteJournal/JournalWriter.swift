@@ -65,6 +65,8 @@ final class JournalWriter: Sendable {
         var droppedUnreported = 0
         /// Drops not yet recorded in the journal itself.
         var droppedUnlogged = 0
+        /// Records given up by ``giveUp()`` (callers told "queued", or still waiting).
+        var givenUp = 0
         var lastFailure: SinkError?
         var retryDelayMilliseconds = 100
         /// The fast path's socket, connected on first use (-1: none yet). Used only by the
@@ -127,19 +129,29 @@ final class JournalWriter: Sendable {
             state.nextID += 1
             return state.nextID
         }
+        let notReading = !ahead && journaldNotReading()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                let (kick, stalled) = state.withLock { state -> (Bool, Bool) in
+                let (kick, stalled, refusal) = state.withLock { state -> (Bool, Bool, Outcome?) in
                     let entry = Entry(id: id, record: record, state: .waiting)
+                    if notReading, let since = state.stalledSince, state.inFlight != nil, state.queuedCount >= capacity {
+                        // journald is not reading and no room is left to promise: answer now, not
+                        // after another wait each, until it reads again.
+                        return (false, true, .failed(capacity > 0 ? drop(&state) : notQueuedError(stalledFor: .now - since)))
+                    }
                     state.waiters[id] = continuation
                     if ahead {
                         // This caller held the writer (`draining`): it starts the drain itself.
                         state.socket = socket
                         state.entries.insert(entry, at: 0)
-                        return (true, state.stalledSince != nil)
+                        return (true, state.stalledSince != nil, nil)
                     }
                     state.entries.append(entry)
-                    return (startDraining(&state), state.stalledSince != nil)
+                    return (startDraining(&state), state.stalledSince != nil, nil)
+                }
+                if let refusal {
+                    continuation.resume(returning: refusal)
+                    return
                 }
                 if kick { queue.async { self.drain() } }
                 // journald is known not to answer: wait only briefly (it may just have come back)
@@ -151,6 +163,19 @@ final class JournalWriter: Sendable {
         } onCancel: {
             expire(id)
         }
+    }
+
+    /// journald is stalled with no room left in our queue, and its own queue stays full for
+    /// ``inlineWait``: it does not read. Once it reads again its queue has room at once (or the
+    /// write stuck in `sd_journal_sendv` returns and the stall is over), and records wait as usual.
+    private func journaldNotReading() -> Bool {
+        let stuck = state.withLock { state -> Int32? in
+            guard state.stalledSince != nil, state.inFlight != nil, state.queuedCount >= capacity else { return nil }
+            return state.socket
+        }
+        guard let socket = stuck else { return false }
+        let milliseconds = Int32(DurationParser.milliseconds(Self.inlineWait))
+        return socket < 0 || notify_route_journal_writable(socket, milliseconds) != 1
     }
 
     /// The caller's wait is over and its record is not written yet.
@@ -328,7 +353,8 @@ final class JournalWriter: Sendable {
     var statistics: JournalSink.Statistics {
         state.withLock { state in
             JournalSink.Statistics(
-                written: state.written, waiting: state.entries.count, queued: state.queuedCount, dropped: state.dropped,
+                written: state.written, waiting: state.entries.count { $0.state != .abandoned }, queued: state.queuedCount,
+                dropped: state.dropped, givenUp: state.givenUp,
                 stalledFor: state.stalledSince.map { .now - $0 }, lastFailure: state.lastFailure?.message)
         }
     }
@@ -355,6 +381,37 @@ final class JournalWriter: Sendable {
             try? await Task.sleep(for: .milliseconds(5))
         }
         return true
+    }
+
+    /// Gives up every record still waiting for journald: removed from the FIFO (one inside
+    /// `sd_journal_sendv` cannot be taken back: it is left to finish, and counted all the
+    /// same), counted as dropped and as given up, its caller (if one still waits) told it
+    /// failed. For a process about to exit, after ``flush(within:)`` ran out.
+    ///
+    /// - Returns: how many records were given up.
+    func giveUp() -> Int {
+        let (count, resumptions) = state.withLock { state -> (Int, [CheckedContinuation<Outcome, Never>]) in
+            var count = 0
+            var resumptions: [CheckedContinuation<Outcome, Never>] = []
+            state.entries = state.entries.compactMap { entry in
+                guard entry.state != .abandoned else { return entry }
+                count += 1
+                if entry.state == .queued { state.queuedCount -= 1 }
+                if let continuation = state.waiters.removeValue(forKey: entry.id) { resumptions.append(continuation) }
+                guard state.inFlight == entry.id else { return nil }
+                var left = entry
+                left.state = .abandoned
+                return left
+            }
+            state.dropped += count
+            state.droppedUnreported += count
+            state.droppedUnlogged += count
+            state.givenUp += count
+            return (count, resumptions)
+        }
+        let failure = SinkError(.failed, "given up: the journal sink was finished before journald took this record", isRetryable: true)
+        for continuation in resumptions { continuation.resume(returning: .failed(failure)) }
+        return count
     }
 
     static func format(_ duration: Duration) -> String {

@@ -29,10 +29,10 @@ final class BannerPresenter: TerminalClaim {
 
     private struct State: Sendable {
         var device: TerminalDevice?
+        /// The rows of every banner on the device, ours and other processes'.
+        var ledger: BannerLedger?
         var current: Banner?
         var waiting: [Banner] = []
-        /// Rows held at the top of the terminal right now.
-        var reserved = 0
         var generation = 0
         var serial = 0
         /// The process is ending: the terminal was given back and stays given back.
@@ -48,7 +48,8 @@ final class BannerPresenter: TerminalClaim {
 
     /// A screen change decided under the lock, carried out after it.
     private struct Effects {
-        var write: (TerminalDevice, String)?
+        /// Lines to show on the device (none: give the rows back).
+        var write: (device: TerminalDevice, ledger: BannerLedger, lines: [String], resetRegion: Bool)?
         var close: TerminalDevice?
         var interactions: [SinkInteraction] = []
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -60,9 +61,15 @@ final class BannerPresenter: TerminalClaim {
     private let queue = DispatchQueue(label: "notify-route.terminal.banner")
     private let state = Mutex(State())
     private let handlePrefix = "banner-\(getpid())-"
+    /// This sink's name among the sinks of this process in a ``BannerLedger``.
+    private let slot = BannerLedger.claimSlot()
 
     init(settings: Settings) {
         self.settings = settings
+    }
+
+    deinit {
+        BannerLedger.releaseSlot(slot)
     }
 
     // MARK: Delivering, closing, finishing
@@ -166,6 +173,31 @@ final class BannerPresenter: TerminalClaim {
     }
 
     func terminalResized() {
+        redrawWhole()
+    }
+
+    func giveBackForStop(within limit: DispatchTimeInterval) {
+        let done = DispatchSemaphore(value: 0)
+        queue.async {
+            var effects = Effects()
+            self.state.withLock { state in
+                // The banners and their timers stay; only the rows go, until SIGCONT.
+                guard let device = state.device, let ledger = state.ledger, state.current != nil else { return }
+                effects.write = (device, ledger, [], false)
+            }
+            try? self.perform(effects)
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + limit)
+    }
+
+    func terminalContinued() {
+        redrawWhole()
+    }
+
+    /// Lays the banner out again and sets the scroll region, whatever happened to the
+    /// terminal meanwhile; draws it on top again if another process took its rows.
+    private func redrawWhole() {
         queue.async {
             var effects = Effects()
             self.state.withLock { state in
@@ -189,7 +221,9 @@ final class BannerPresenter: TerminalClaim {
         let handle = try state.withLock { state throws -> SinkHandle in
             guard !state.ended else { throw TerminalDevice.Unusable(description: "the terminal was given back as the process ends") }
             if state.device == nil {
-                state.device = try TerminalDevice.open(settings.devicePath)
+                let device = try TerminalDevice.open(settings.devicePath)
+                state.device = device
+                state.ledger = BannerLedger(device: device, slot: slot)
                 TerminalRestoration.register(self)
             }
             if let target, state.current?.handle == target {
@@ -256,9 +290,9 @@ final class BannerPresenter: TerminalClaim {
             state.current = nil
             state.waiting = []
             state.generation += 1
-            state.reserved = 0
             if let device = state.device { effects.close = device }
             state.device = nil
+            state.ledger = nil
             effects.unregister = true
             effects.idleWaiters = Array(state.idleWaiters.values)
             state.idleWaiters = [:]
@@ -290,14 +324,11 @@ final class BannerPresenter: TerminalClaim {
     /// normally first, hiding how it ended).
     private func release(state: inout State, effects: inout Effects, wakeWaiters: Bool = true) {
         if let device = state.device {
-            if state.reserved > 0 {
-                let rows = device.size().rows
-                effects.write = (device, BannerScreen.transition(from: state.reserved, to: [], rows: rows))
-            }
+            if let ledger = state.ledger { effects.write = (device, ledger, [], false) }
             effects.close = device
         }
-        state.reserved = 0
         state.device = nil
+        state.ledger = nil
         effects.unregister = true
         guard wakeWaiters else { return }
         effects.idleWaiters = Array(state.idleWaiters.values)
@@ -305,7 +336,7 @@ final class BannerPresenter: TerminalClaim {
     }
 
     private func redraw(state: inout State, effects: inout Effects, resetRegion: Bool = false) {
-        guard let device = state.device, let banner = state.current else { return }
+        guard let device = state.device, let ledger = state.ledger, let banner = state.current else { return }
         let (rows, columns) = device.size()
         let compact = BannerRenderer.isCompact(columns: columns, rows: rows, mode: settings.compact)
         let lines = BannerRenderer.lines(banner.content, columns: columns, compact: compact, waiting: state.waiting.count)
@@ -313,8 +344,7 @@ final class BannerPresenter: TerminalClaim {
         let painted = lines.enumerated().map { index, line in
             BannerRenderer.paint(line, columns: columns, tint: banner.content.tint, palette: settings.palette, bold: index == 0)
         }
-        effects.write = (device, BannerScreen.transition(from: state.reserved, to: painted, rows: rows, resetRegion: resetRegion))
-        state.reserved = painted.count
+        effects.write = (device, ledger, Array(painted), resetRegion)
     }
 
     private func startTimer(_ timeout: Duration?, state: inout State, effects: inout Effects) {
@@ -340,7 +370,7 @@ final class BannerPresenter: TerminalClaim {
                 for listener in listeners { listener.yield(interaction) }
             }
         }
-        if let (device, bytes) = effects.write { try device.write(bytes) }
+        if let write = effects.write { try write.ledger.show(write.lines, on: write.device, resetRegion: write.resetRegion) }
     }
 
     private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {

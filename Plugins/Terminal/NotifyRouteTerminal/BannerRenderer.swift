@@ -16,26 +16,16 @@ struct BannerContent: Hashable, Sendable {
         tint = event.style.tint
         title = Self.inert(event.title)
         body = event.body.map { body in
-            TextSanitizer.clean(body).split(separator: "\n", omittingEmptySubsequences: true)
-                .map { Self.inert(String($0)) }.filter { !$0.isEmpty }.joined(separator: " ⏎ ")
+            TerminalText.lines(body).map(Self.inert).filter { !$0.isEmpty }.joined(separator: " ⏎ ")
         } ?? ""
         self.count = count
         actionLabels = event.actions.map { Self.inert($0.label) }.filter { !$0.isEmpty }
     }
 
-    /// One line of inert text: the sanitiser's work, then what a one-row layout cannot
-    /// hold (tabs, newlines) and the directional marks the sanitiser leaves, since a
-    /// banner measures columns and must not let text reorder itself.
+    /// One line of inert text (``TerminalText/line(_:)``), trimmed, since a banner
+    /// lays its rows out by itself.
     static func inert(_ text: String) -> String {
-        var scalars = String.UnicodeScalarView()
-        for scalar in TextSanitizer.clean(text, keepNewlines: false).unicodeScalars {
-            switch scalar.value {
-            case 0x09, 0x0A: scalars.append(" ")
-            case 0x200E, 0x200F, 0x061C: continue  // LRM, RLM, ALM
-            default: scalars.append(scalar)
-            }
-        }
-        return String(scalars).trimmingCharacters(in: " ")
+        TerminalText.line(text).trimmingCharacters(in: " ")
     }
 }
 

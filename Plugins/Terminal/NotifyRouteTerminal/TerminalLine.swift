@@ -5,8 +5,8 @@ public enum TerminalLine {
     /// `⚠ warning  Disk full: 90% used ⏎ second line` with the level tinted; without
     /// colour, `[warning] Disk full: 90% used ⏎ second line`.
     public static func render(_ event: ResolvedEvent, color: Bool, count: Int = 1) -> String {
-        let title = TextSanitizer.clean(event.title, keepNewlines: false)
-        let body = event.body.map { TextSanitizer.clean($0).split(separator: "\n", omittingEmptySubsequences: true).joined(separator: " ⏎ ") }
+        let title = TerminalText.line(event.title)
+        let body = event.body.map { TerminalText.lines($0).joined(separator: " ⏎ ") }
         var text = title
         if count > 1 { text += " (×\(count))" }
         if let body, !body.isEmpty { text += ": " + body }

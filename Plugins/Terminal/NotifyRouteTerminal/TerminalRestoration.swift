@@ -10,11 +10,20 @@ protocol TerminalClaim: AnyObject, Sendable {
     func restoreForExit(within limit: DispatchTimeInterval, wakeWaiters: Bool)
     /// The terminal changed size: lay out again.
     func terminalResized()
+    /// The process is about to stop (SIGTSTP): give the rows back, keep the banners;
+    /// waits at most `limit`, as ``restoreForExit(within:wakeWaiters:)`` does.
+    func giveBackForStop(within limit: DispatchTimeInterval)
+    /// The process continues (SIGCONT): draw again, repairing the scroll region.
+    func terminalContinued()
 }
 
 /// Process-wide: gives the terminal back on normal exit, SIGINT, SIGTERM and SIGHUP, and
 /// tells banners about SIGWINCH. Installed lazily when the first banner shows, so a
 /// process that never shows one keeps its signal dispositions untouched.
+///
+/// Job control: on SIGTSTP (Ctrl-Z) the rows are given back before the process stops,
+/// so the shell's prompt lands on a whole screen; on SIGCONT (`fg`, or after a SIGSTOP
+/// that could not be caught) the banners are drawn again and the scroll region set.
 ///
 /// A signal whose disposition is still the default is taken over (Dispatch needs it
 /// ignored to deliver it to a source): the terminal is restored, then the signal is
@@ -65,12 +74,9 @@ enum TerminalRestoration {
         // Made inside the lock that keeps them, so the sources never cross an isolation boundary.
         sources.withLock { sources in
             for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
-                var current = sigaction()
-                guard sigaction(signalNumber, nil, &current) == 0 else { continue }
-                let handler = current.__sigaction_handler.sa_handler
-                let isDefault = handler == nil  // SIG_DFL is the null handler
-                let isIgnored = handler.map { unsafeBitCast($0, to: Int.self) == 1 } ?? false  // SIG_IGN
-                guard isDefault || isIgnored else { continue }
+                let current = disposition(signalNumber)
+                guard current != .handled else { continue }
+                let isDefault = current == .standard
                 if isDefault { signal(signalNumber, SIG_IGN) }
                 let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
                 source.setEventHandler {
@@ -87,7 +93,57 @@ enum TerminalRestoration {
             }
             resize.resume()
             sources.append(resize)
+            // SIGTSTP only while its default stops the process: a host that ignores or
+            // handles it does not stop, so its banners stay.
+            if disposition(SIGTSTP) == .standard {
+                signal(SIGTSTP, SIG_IGN)
+                let stop = DispatchSource.makeSignalSource(signal: SIGTSTP, queue: queue)
+                stop.setEventHandler {
+                    for claim in liveClaims { claim.giveBackForStop(within: restoreWaitLimit) }
+                    stopNow()
+                    // Continued (or never stopped: an orphaned process group ignores it).
+                    for claim in liveClaims { claim.terminalContinued() }
+                }
+                stop.resume()
+                sources.append(stop)
+            }
+            // A stop always ends with SIGCONT, whatever its disposition: listening to it
+            // changes nothing for the host unless it has a handler of its own.
+            if disposition(SIGCONT) != .handled {
+                signal(SIGCONT, SIG_IGN)
+                let resume = DispatchSource.makeSignalSource(signal: SIGCONT, queue: queue)
+                resume.setEventHandler {
+                    for claim in liveClaims { claim.terminalContinued() }
+                }
+                resume.resume()
+                sources.append(resume)
+            }
         }
+    }
+
+    private enum Disposition { case standard, ignored, handled }
+
+    private static func disposition(_ signalNumber: Int32) -> Disposition {
+        var current = sigaction()
+        guard sigaction(signalNumber, nil, &current) == 0 else { return .handled }
+        guard let handler = current.__sigaction_handler.sa_handler else { return .standard }  // SIG_DFL is the null handler
+        return unsafeBitCast(handler, to: Int.self) == 1 ? .ignored : .handled  // SIG_IGN
+    }
+
+    /// Stops the process as SIGTSTP's default would, and returns once it continues.
+    /// Dispatch has its own handler in place by now: put it back afterwards.
+    private static func stopNow() {
+        var standard = sigaction()
+        standard.__sigaction_handler.sa_handler = nil  // SIG_DFL
+        var saved = sigaction()
+        sigaction(SIGTSTP, &standard, &saved)
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTSTP)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        raise(SIGTSTP)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        sigaction(SIGTSTP, &saved, nil)
     }
 
     /// Dies of `signalNumber` the way the process would have without us.

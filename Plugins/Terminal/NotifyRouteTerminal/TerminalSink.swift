@@ -20,7 +20,9 @@ import NotifyRoute
 /// columns or shorter than 10 rows, one compact row. It always draws on the terminal
 /// itself (`/dev/tty`, or `device`), never into a pipe a script reads; with no
 /// terminal, or with `TERM=dumb`, it draws the line style instead and says so in the
-/// report.
+/// report. Banners of several processes on one terminal stack, newest on top, and each
+/// takes down only its own rows (see `BannerLedger`); Ctrl-Z gives the rows back until
+/// the process continues.
 ///
 /// Event text is made inert once more right before it is written, so nothing in an
 /// event can move the cursor, set the title, ring the bell or reach the clipboard.

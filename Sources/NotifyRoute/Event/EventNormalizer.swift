@@ -23,14 +23,20 @@ public enum EventNormalizer {
     public static func normalize(_ event: consuming NotificationEvent) throws(EventError) -> NotificationEvent {
         // Each value is written back only when cleaning changed it (a comparison of the
         // same string is a bit test): a clean event stays the caller's, its box not copied.
-        let title = isPlainLine(event.title, maximumLength: maximumTitleLength)
-            ? event.title
-            : TextSanitizer.truncate(
-                String(TextSanitizer.clean(event.title, keepNewlines: false).trimmingWhitespace()), to: maximumTitleLength)
-        guard !title.isEmpty else {
-            throw EventError("the title is empty; an event needs a one-line title")
+        if !isPlainLine(event.title, maximumLength: maximumTitleLength) {
+            let cleaned = TextSanitizer.clean(event.title, keepNewlines: false).trimmingWhitespace()
+            guard !cleaned.isEmpty else {
+                throw EventError("the title is empty; an event needs a one-line title")
+            }
+            // Before the cap, whose marker would be something to see.
+            guard cleaned.unicodeScalars.contains(where: isVisible) else {
+                throw EventError(
+                    "the title has nothing visible (only characters such as zero-width spaces, bidi marks or combining marks "
+                        + "without a letter); an event needs a one-line title")
+            }
+            let title = TextSanitizer.truncate(String(cleaned), to: maximumTitleLength)
+            if title != event.title { event.title = title }
         }
-        if title != event.title { event.title = title }
         let body = event.body.flatMap { body in
             let cleaned = TextSanitizer.clean(body)
             let trimmed = cleaned.trimmingWhitespace()
@@ -72,6 +78,22 @@ public enum EventNormalizer {
             event.messageID = id.lowercased()
         }
         return event
+    }
+
+    /// Whether `scalar` shows as something on a terminal or in a notification: not
+    /// whitespace, not a mark (which only modifies the letter before it), not a format or
+    /// other default-ignorable character (zero-width spaces, bidi marks, Hangul fillers),
+    /// not the blank braille pattern.
+    private static func isVisible(_ scalar: Unicode.Scalar) -> Bool {
+        let properties = scalar.properties
+        if properties.isWhitespace || properties.isDefaultIgnorableCodePoint || scalar == "\u{2800}" { return false }
+        switch properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark, .format, .control, .spaceSeparator,
+             .lineSeparator, .paragraphSeparator, .surrogate:
+            return false
+        default:
+            return true
+        }
     }
 
     private static func oneLine(_ text: String?) -> String? {

@@ -141,12 +141,74 @@ public enum TextSanitizer {
         }
     }
 
-    /// Caps `text` at `limit` characters, ending with `marker` when cut.
+    /// Caps `text` at `limit` Unicode scalars, ending with `marker` when cut.
+    ///
+    /// Scalars, not characters: a terminal draws, and a daemon receives, every combining
+    /// mark, so one base letter with 600,000 marks on it is 600,001, not one. The cut falls
+    /// between characters, or inside the first one when that alone is over the limit.
     public static func truncate(_ text: String, to limit: Int?, marker: String = "…") -> String {
-        // A character takes at least one UTF-8 byte: no more bytes than the limit, no cut
-        // (and no count of grapheme clusters, which walks the whole text).
-        guard let limit, limit > 0, text.utf8.count > limit, text.count > limit else { return text }
-        let keep = max(0, limit - marker.count)
-        return String(text.prefix(keep)) + marker
+        // A scalar takes at least one UTF-8 byte: no more bytes than the limit, no cut.
+        guard let limit, limit > 0, text.utf8.count > limit else { return text }
+        let scalars = text.unicodeScalars
+        guard let last = scalars.index(scalars.startIndex, offsetBy: limit, limitedBy: scalars.endIndex),
+              last != scalars.endIndex
+        else { return text }
+        let keep = max(0, limit - marker.unicodeScalars.count)
+        var kept = String.UnicodeScalarView()
+        var count = 0
+        for character in text {
+            let size = character.unicodeScalars.count
+            guard count + size <= keep else {
+                if count == 0 { kept.append(contentsOf: character.unicodeScalars.prefix(keep)) }
+                break
+            }
+            kept.append(contentsOf: character.unicodeScalars)
+            count += size
+        }
+        return String(kept) + marker
+    }
+
+    /// Makes a message that quotes untrusted text safe to write to a terminal, and keeps
+    /// it readable: every control character but newline and tab, DEL, the C1 controls and
+    /// every invisible formatting character (bidi marks, overrides and isolates, zero-width
+    /// characters, U+2028/U+2029) is written as a `\u001B`-style escape. Error messages
+    /// quote what came in (a JSON key, an option's value, a plugin's error), so that an
+    /// `ESC ] 2 ; ... BEL` shows as text instead of setting the terminal's title.
+    ///
+    /// The escapes are JSON's own (`\uXXXX`, a surrogate pair above U+FFFF), so a JSON text
+    /// passed through stays valid JSON with the same value. Apply it where a message is
+    /// written out, once; ``clean(_:keepNewlines:)`` is for event text shown as content.
+    ///
+    /// ```swift
+    /// TextSanitizer.escaped("unknown key \"\u{1B}]2;pwned\u{07}\"")  // unknown key "\u001B]2;pwned\u0007"
+    /// ```
+    public static func escaped(_ text: String) -> String {
+        if isPlainASCII(text, keepNewlines: true) { return text }
+        guard text.unicodeScalars.contains(where: needsEscaping) else { return text }
+        var output = ""
+        output.reserveCapacity(text.utf8.count + 16)
+        for scalar in text.unicodeScalars {
+            guard needsEscaping(scalar) else {
+                output.unicodeScalars.append(scalar)
+                continue
+            }
+            for unit in String(scalar).utf16 {
+                let hex = String(unit, radix: 16, uppercase: true)
+                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            }
+        }
+        return output
+    }
+
+    /// What ``escaped(_:)`` writes as an escape.
+    static func needsEscaping(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        if value < 0x20 { return value != 0x0A && value != 0x09 }
+        if value < 0x7F { return false }
+        if value <= 0x9F { return true }
+        switch scalar.properties.generalCategory {
+        case .format, .lineSeparator, .paragraphSeparator: return true
+        default: return false
+        }
     }
 }

@@ -41,11 +41,14 @@ public struct DeliveryReport: Sendable {
         case noSinkAvailable = "no-sink-available"
         /// Sinks were tried and none delivered.
         case failed
+        /// `--dry-run`/`explain`: nothing was sent; at least one sink would deliver it.
+        case planned
     }
 
     public var summary: Summary {
         if droppedBy != nil { return .suppressed }
         if outcomes.contains(where: \.status.isSuccess) { return .delivered }
+        if outcomes.contains(where: { if case .planned = $0.status { true } else { false } }) { return .planned }
         if outcomes.contains(where: { if case .suppressed = $0.status { true } else { false } }) { return .suppressed }
         if !outcomes.isEmpty, outcomes.allSatisfy({ if case .unavailable = $0.status { true } else { false } }) {
             return .noSinkAvailable

@@ -96,7 +96,7 @@ extension NotificationRouter {
                 let report = try await send(event)
                 summary.sent += 1
                 switch report.summary {
-                case .delivered, .suppressed: break
+                case .delivered, .suppressed, .planned: break
                 case .failed, .noSinkAvailable: summary.undelivered += 1
                 }
             } catch {

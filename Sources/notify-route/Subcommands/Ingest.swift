@@ -21,6 +21,10 @@ struct Ingest: AsyncParsableCommand {
             Exit codes: 65 when any line was bad; otherwise 0 when every event was delivered or \
             suppressed on purpose, 1 when some event was not delivered by any sink, 69 when the only \
             problem was that no sink was available; 78 config error.
+
+            At the end of input, records queued for a stalled journald get at most 5s; what it did not \
+            take is reported on stderr as dropped. SIGTERM and SIGINT stop reading, finish the event \
+            under way, give the queue the same 5s (a second signal: none), report, and end the process.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -34,7 +38,7 @@ struct Ingest: AsyncParsableCommand {
     @Flag(name: .long, help: "Print counts, throughput and the peak resident memory on stderr at the end.")
     var stats = false
 
-    @Flag(name: .long, help: "Exit as soon as the last event is handed over, without waiting for banners to time out or queues to drain.")
+    @Flag(name: .long, help: "Exit as soon as the last event is handed over, without waiting for banners to time out or queues to drain (what is dropped is reported).")
     var noWait = false
 
     struct Tally {
@@ -46,8 +50,13 @@ struct Ingest: AsyncParsableCommand {
         let sinks = try SinkSelection.validated(sink, router: router)
         let started = ContinuousClock.now
         var tally = Tally()
+        let exit = ExitFlush(router)
+        exit.install()
 
         for await item in LineReader(fd: STDIN_FILENO) {
+            // After SIGTERM or SIGINT nothing more is read; the signal's own task ends the process.
+            guard exit.beginEvent() else { await exit.parkUntilExit() }
+            defer { exit.endEvent() }
             let number: Int, bytes: [UInt8]
             switch item {
             case .tooLong(let line, let size):
@@ -69,7 +78,7 @@ struct Ingest: AsyncParsableCommand {
                 continue
             }
             switch report.summary {
-            case .delivered: tally.delivered += 1
+            case .delivered, .planned: tally.delivered += 1
             case .suppressed: tally.suppressed += 1
             case .failed: tally.failed += 1
             case .noSinkAvailable: tally.noSink += 1
@@ -85,7 +94,7 @@ struct Ingest: AsyncParsableCommand {
             }
         }
 
-        if !noWait { await router.finish(within: .seconds(3600)) }
+        await exit.finish(router, noWait: noWait)
         if tally.bad > 0 { Console.error("\(tally.bad) of \(tally.lines) lines were bad") }
         if stats { printStats(tally, elapsed: ContinuousClock.now - started) }
         throw exitStatus(tally)

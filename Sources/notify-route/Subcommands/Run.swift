@@ -61,6 +61,10 @@ struct Run: AsyncParsableCommand {
             var notification = outcome.event(commandLine: CommandLineText.display(command), name: name, duration: duration)
             event.apply(to: &notification)
             if outcome.status == 0 { notification.level = .success }  // -l sets the level of a failure only
+            // Installed once the command is gone: until then SIGTERM and SIGINT are its.
+            let exit = ExitFlush(router)
+            exit.install()
+            _ = exit.beginEvent()
             do {
                 let report = try await router.send(notification, only: sinks)
                 if global.verbose { Console.error(ReportPrinter.text(report)) } else { ReportPrinter.problems(report) }
@@ -70,7 +74,8 @@ struct Run: AsyncParsableCommand {
             } catch {
                 Console.error("bad event: \(error.description)")
             }
-            if !noWait { await router.finish(within: .seconds(3600)) }
+            exit.endEvent()
+            await exit.finish(router, noWait: noWait)
         }
         throw ExitCode(outcome.status)
     }
@@ -90,32 +95,54 @@ struct Run: AsyncParsableCommand {
             tee = nil
         }
         SignalForwarder.prepare()
-        let pid: pid_t
-        do {
-            pid = try CommandLauncher.spawn(path, arguments: command, standardError: tee?.writeEnd)
-        } catch {
+        var child = Self.start(path, arguments: command, standardError: tee?.writeEnd).makeAsyncIterator()
+        let first = await child.next()
+        guard case .started(let pid) = first else {
             SignalForwarder.restoreDefaults()
-            Console.error(error.message)
-            return RunOutcome(status: error.status, launchFailure: error.message)
+            var failure = CommandLauncher.LaunchError(status: 126, message: "\(path): no thread to start it on")
+            if case .failed(let error) = first { failure = error }
+            Console.error(failure.message)
+            return RunOutcome(status: failure.status, launchFailure: failure.message)
         }
         if let tee {
             close(tee.writeEnd)
             tee.start()
         }
         let forwarder = SignalForwarder(forwardingTo: pid)
-        let status = await Self.wait(for: pid)
+        var status: Int32 = 0
+        while let event = await child.next() { if case .exited(let code) = event { status = code } }
         forwarder.stop()
         _ = tee?.waitForEnd(seconds: 0.5)
         return RunOutcome(waitStatus: status, stderrTail: tee?.lastLines)
     }
 
-    private static func wait(for pid: pid_t) async -> Int32 {
-        await withCheckedContinuation { continuation in
-            DetachedThread.start(name: "nr-waitpid") {
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-                continuation.resume(returning: status)
+    private enum ChildEvent: Sendable {
+        case started(pid_t)
+        case failed(CommandLauncher.LaunchError)
+        case exited(Int32)
+    }
+
+    /// Starts the command on a thread of its own that then waits for it, off the
+    /// cooperative pool. The same thread does both: the child's death signal
+    /// (``CommandLauncher/spawn(_:arguments:standardError:)``) is tied to the thread that
+    /// started it, and this one ends only once the child is gone.
+    private static func start(_ path: String, arguments: [String], standardError: Int32?) -> AsyncStream<ChildEvent> {
+        let (events, continuation) = AsyncStream.makeStream(of: ChildEvent.self)
+        let started = DetachedThread.start(name: "nr-run-child") {
+            defer { continuation.finish() }
+            let pid: pid_t
+            do throws(CommandLauncher.LaunchError) {
+                pid = try CommandLauncher.spawn(path, arguments: arguments, standardError: standardError)
+            } catch {
+                continuation.yield(.failed(error))
+                return
             }
+            continuation.yield(.started(pid))
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            continuation.yield(.exited(status))
         }
+        if !started { continuation.finish() }
+        return events
     }
 }

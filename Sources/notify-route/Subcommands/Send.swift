@@ -8,7 +8,9 @@ struct Send: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 delivered or suppressed on purpose (duplicate, dropped by a rule), \
             1 no sink delivered, 64 usage, 65 bad event data, 69 no sink available, 78 config error.
-            """)
+            """,
+        // `-h` is notify-send's hint option: help there would print and exit 0, sending nothing.
+        helpNames: [.long])
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var event: EventOptions
@@ -37,6 +39,21 @@ struct Send: AsyncParsableCommand {
 
     func run() async throws {
         try await request.run()
+    }
+
+    /// What is wrong when `-h` is among the options (alone, as `-hVALUE`, or in a run of
+    /// short flags such as `-vh`): notify-send users type `-h int:value:50` for a hint, and
+    /// must learn that nothing was sent, not get the help and exit 0. `nil` when there is none.
+    static func shortHelpMisuse(in arguments: some Sequence<String>) -> String? {
+        for argument in arguments {
+            if argument == "--" { return nil }
+            guard argument.hasPrefix("-"), !argument.hasPrefix("--") else { continue }
+            if argument.dropFirst().prefix(while: { $0 != "=" }).contains("h") {
+                return "\"\(argument)\": send has no -h; it is not help (use --help), "
+                    + "and notify-send's hints (-h TYPE:NAME:VALUE) are not supported; nothing was sent"
+            }
+        }
+        return nil
     }
 }
 
@@ -72,11 +89,15 @@ struct SendRequest: Equatable, Sendable {
         let (router, _) = try RouterLoader.load(config: config, verbose: verbose, sharedState: true)
         let sinks = try SinkSelection.validated(flags.sinks, router: router)
         let notification = event ?? flags.makeEvent(title: title, body: body)
+        let exit = ExitFlush(router)
+        exit.install()
+        _ = exit.beginEvent()
         let report: DeliveryReport
         do {
             report = dryRun ? try await router.dryRun(notification, only: sinks) : try await router.send(notification, only: sinks)
         } catch {
             Console.error("bad event: \(error.description)")
+            exit.endEvent()
             throw ExitStatus.badEventData
         }
         if json { Console.out(ReportPrinter.json(report, via: .local)) }
@@ -85,6 +106,7 @@ struct SendRequest: Equatable, Sendable {
         } else if !json {
             ReportPrinter.problems(report)
         }
+        exit.endEvent()
         let status = dryRun ? ExitStatus.delivered : ExitStatus.forReport(report)
         if wait && !dryRun && report.summary == .delivered {
             if let (sink, interaction) = await router.firstInteraction(with: report) {
@@ -98,10 +120,10 @@ struct SendRequest: Equatable, Sendable {
                 Console.error("--wait: no sink that delivered this event reports actions or dismissal (the desktop sink does, when a notification daemon is running)")
             }
         }
-        if !noWait && !dryRun {
+        if !dryRun {
             // Sticky (`never`) banners would hold the process forever: a CLI call gives them
-            // one hour at most; a long-lived library router keeps them as long as it runs.
-            await router.finish(within: .seconds(3600))
+            // one hour at most; queued journal records get seconds (``ExitFlush``).
+            await exit.finish(router, noWait: noWait)
         }
         throw status
     }

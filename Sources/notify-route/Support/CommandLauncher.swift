@@ -1,3 +1,4 @@
+import CTetheredSpawn
 import Glibc
 import NotifyRoute
 
@@ -47,22 +48,21 @@ enum CommandLauncher {
     /// its default disposition: this process ignores SIGPIPE and catches SIGINT, and an
     /// ignored disposition would otherwise be inherited across exec.
     ///
+    /// The child gets SIGKILL when the calling thread ends (PR_SET_PDEATHSIG): a `run`
+    /// killed by a signal it cannot forward (SIGKILL) leaves no orphan behind. So call this
+    /// on a thread that outlives the child: the one that waits for it.
+    ///
     /// - Parameter standardError: a descriptor to become the child's stderr; `nil` keeps ours.
     static func spawn(_ path: String, arguments: [String], standardError: Int32?) throws(LaunchError) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        if let standardError { posix_spawn_file_actions_adddup2(&actions, standardError, STDERR_FILENO) }
-
-        switch CleanSpawn.spawn(path, arguments: arguments, actions: &actions) {
-        case .success(let pid):
-            return pid
-        case .failure(let failure):
-            switch failure.code {
-            case ENOENT: throw LaunchError(status: 127, message: "\(path): \(failure.reason)")
-            case ENOEXEC: throw LaunchError(status: 126, message: "\(path): not an executable format (a script without a #! line? run never uses a shell)")
-            default: throw LaunchError(status: 126, message: "\(path): \(failure.reason)")
-            }
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let code = notify_route_spawn_tethered(&pid, path, argv, environ, standardError ?? -1, SIGKILL)
+        switch code {
+        case 0: return pid
+        case ENOENT: throw LaunchError(status: 127, message: "\(path): \(String(cString: strerror(code)))")
+        case ENOEXEC: throw LaunchError(status: 126, message: "\(path): not an executable format (a script without a #! line? run never uses a shell)")
+        default: throw LaunchError(status: 126, message: "\(path): \(String(cString: strerror(code)))")
         }
     }
 }

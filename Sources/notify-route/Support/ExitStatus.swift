@@ -12,7 +12,7 @@ enum ExitStatus {
 
     static func forReport(_ report: DeliveryReport) -> ExitCode {
         switch report.summary {
-        case .delivered, .suppressed: delivered
+        case .delivered, .suppressed, .planned: delivered
         case .noSinkAvailable: noSinkAvailable
         case .failed: noneDelivered
         }

@@ -21,7 +21,7 @@ enum RouterLoader {
     ///   one-shot command says only what went wrong, itself.
     static func bootstrapLogging(verbose: Bool, daemon: Bool = false) {
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = StreamLogHandler(label: label, stream: ConsoleErrorStream())
             handler.logLevel = verbose ? .debug : daemon ? .info : .critical
             return handler
         }

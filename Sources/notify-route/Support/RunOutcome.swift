@@ -62,13 +62,15 @@ struct RunOutcome {
         return event
     }
 
-    /// `0.4s`, `3.2s`, `59.9s`, `2m05s`, `1h02m`.
+    /// `0.4s`, `3.2s`, `59.9s`, `2m05s`, `1h02m`, each rounded to its last digit (497 ms is
+    /// `0.5s`); a value that rounds up to the next unit is written in that unit (`1m00s`).
     static func format(_ duration: Duration) -> String {
         let ms = DurationParser.milliseconds(duration)
-        if ms < 60_000 { return "\(ms / 1_000).\((ms % 1_000) / 100)s" }
-        let seconds = ms / 1_000
+        let tenths = (ms + 50) / 100
+        if tenths < 600 { return "\(tenths / 10).\(tenths % 10)s" }
+        let seconds = (ms + 500) / 1_000
         if seconds < 3_600 { return "\(seconds / 60)m" + (seconds % 60 < 10 ? "0" : "") + "\(seconds % 60)s" }
-        let minutes = seconds / 60
+        let minutes = (ms + 30_000) / 60_000
         return "\(minutes / 60)h" + (minutes % 60 < 10 ? "0" : "") + "\(minutes % 60)m"
     }
 

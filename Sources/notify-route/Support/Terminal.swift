@@ -1,7 +1,12 @@
 import Glibc
+import NotifyRoute
 
 /// Output for the CLI's own messages. `stderr` the C global is not concurrency-safe in
 /// Swift 6 mode, so this writes to the file descriptors directly.
+///
+/// Everything written here passes ``TextSanitizer/escaped(_:)``: messages quote input
+/// (a JSON key, an option's value, a plugin's error, an action id from the daemon), and
+/// none of it may drive the terminal they are read on.
 enum Console {
     static func error(_ message: String) {
         write(STDERR_FILENO, "notify-route: \(message)\n")
@@ -12,7 +17,7 @@ enum Console {
     }
 
     static func write(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)[...]
+        var bytes = Array(TextSanitizer.escaped(text).utf8)[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             if written < 0 {
@@ -21,6 +26,14 @@ enum Console {
             }
             bytes = bytes.dropFirst(written)
         }
+    }
+}
+
+/// swift-log's stream handler (`--verbose`) writing through ``Console``: its messages
+/// carry sink errors, which an exec plugin writes.
+struct ConsoleErrorStream: TextOutputStream, Sendable {
+    mutating func write(_ string: String) {
+        Console.write(STDERR_FILENO, string)
     }
 }
 

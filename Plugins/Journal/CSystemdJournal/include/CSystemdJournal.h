@@ -46,6 +46,11 @@ int notify_route_journal_connect(const char *path);
  * journald it was connected to is gone. Never blocks past `timeout_ms`. */
 int notify_route_journal_send_nowait(int fd, const void *datagram, size_t size, int timeout_ms);
 
+/* 1 when journald's receive queue has room for a datagram on a socket from
+ * notify_route_journal_connect (poll(2) for POLLOUT, waiting at most `timeout_ms`), 0 when
+ * it stayed full (journald not reading), or a negative errno. */
+int notify_route_journal_writable(int fd, int timeout_ms);
+
 /* close(2), for Swift code that imports no libc module for it. */
 void notify_route_journal_close(int fd);
 

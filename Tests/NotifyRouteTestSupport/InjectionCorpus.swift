@@ -1,16 +1,18 @@
-/// Event text that tries to drive a terminal: every kind of sequence the banner must
-/// show inert or drop. Bytes, not strings, so that invalid UTF-8 can reach argv as is.
-enum InjectionCorpus {
-    struct Case: Sendable {
-        var name: String
-        var bytes: [UInt8]
+/// Text that tries to drive a terminal: every kind of sequence the banner must show
+/// inert or drop, and every message that quotes input must escape. Bytes, not strings,
+/// so that invalid UTF-8 can reach argv as is.
+public enum InjectionCorpus {
+    public struct Case: Sendable, CustomStringConvertible {
+        public var name: String
+        public var bytes: [UInt8]
         /// What a terminal would decode (invalid UTF-8 repaired, as argv decoding does).
-        var text: String { String(decoding: bytes, as: UTF8.self) }
+        public var text: String { String(decoding: bytes, as: UTF8.self) }
+        public var description: String { name }
     }
 
-    static let esc = "\u{1B}"
+    public static let esc = "\u{1B}"
 
-    static let cases: [Case] = [
+    public static let cases: [Case] = [
         ("osc0-title-bel", "\(esc)]0;pwned\u{07}"),
         ("osc2-title-st", "\(esc)]2;pwned\(esc)\\"),
         ("osc1-icon-title", "\(esc)]1;pwned\u{07}"),
@@ -36,6 +38,8 @@ enum InjectionCorpus {
         ("apc-pm-sos", "\(esc)_apc\(esc)\\\(esc)^pm\(esc)\\\(esc)Xsos\(esc)\\"),
         ("bidi-override", "\u{202E}exe.txt\u{202C} \u{202D}ltr\u{202C}"),
         ("bidi-isolates-marks", "\u{2067}abc\u{2069}\u{2066}d\u{2069}\u{200F}\u{061C}"),
+        ("bidi-marks-between-words", "left\u{200E}mid\u{200F}right\u{061C}end"),
+        ("line-paragraph-separators", "one\u{2028}two\u{2029}three"),
         ("escape-then-escape", "tail\(esc)\(esc)"),
     ].map { Case(name: $0.0, bytes: Array($0.1.utf8)) } + [
         Case(name: "invalid-utf8-lone-c1-byte", bytes: [0x9D] + Array("52;c;ZXZpbA==".utf8) + [0x07]),

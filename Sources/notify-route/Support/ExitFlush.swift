@@ -1,0 +1,167 @@
+import Dispatch
+import Glibc
+import NotifyRoute
+import NotifyRouteJournal
+import Synchronization
+
+/// How a command ends without losing a record it reported as queued, with no unbounded wait.
+///
+/// - At the end (``finish(_:noWait:)``): the journal sinks get at most
+///   ``JournalSink/shutdownWait`` to write what they queued, and stderr says so while it
+///   waits; whatever journald has not taken by then is given up and reported, with its
+///   count. `--no-wait` gives it up at once, and reports it the same way.
+/// - On SIGTERM or SIGINT (``install()``): the event being delivered is finished and its
+///   report printed, the same bounded wait follows, then the process dies of the signal as
+///   it would have (a second signal stops the wait at once). Nothing is read after the signal.
+///
+/// Commands mark the delivery of each event with ``beginEvent()`` and ``endEvent()``, so a
+/// signal never cuts one in half: a report that says "queued" is always printed before
+/// the count of what was given up.
+final class ExitFlush: Sendable {
+    private let journals: [(name: String, sink: JournalSink)]
+
+    private struct State {
+        var busy = false
+        var stopping = false
+        var reported = false
+        var idle: CheckedContinuation<Void, Never>?
+        /// The task that ends the process after a signal, cancelled by a second one.
+        var stopTask: Task<Void, Never>?
+        var sources: [any DispatchSourceSignal] = []
+    }
+
+    private let state = Mutex(State())
+    private let givenUpBefore: [Int]
+
+    init(_ router: NotificationRouter) {
+        journals = router.configuration.sinks.compactMap { declaration in
+            (router.sink(named: declaration.name) as? JournalSink).map { (declaration.name, $0) }
+        }
+        givenUpBefore = journals.map(\.sink.statistics.givenUp)
+    }
+
+    // MARK: Events
+
+    /// `false` once a signal asked the command to stop: read and send nothing more.
+    func beginEvent() -> Bool {
+        state.withLock { state in
+            guard !state.stopping else { return false }
+            state.busy = true
+            return true
+        }
+    }
+
+    func endEvent() {
+        let idle = state.withLock { state in
+            state.busy = false
+            defer { state.idle = nil }
+            return state.idle
+        }
+        idle?.resume()
+    }
+
+    /// Suspends for good: after a signal the stop task ends the process.
+    func parkUntilExit() async -> Never {
+        // Never resumed, on purpose: the process ends under it.
+        while true { await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in } }
+    }
+
+    // MARK: The end
+
+    /// The router's sinks finish (a banner's timeout; the journal queues get their bounded
+    /// time, none with `noWait`), then what the queues could not write is reported.
+    func finish(_ router: NotificationRouter, noWait: Bool) async {
+        announce(limit: noWait ? nil : JournalSink.shutdownWait)
+        if noWait {
+            for journal in journals { await journal.sink.shutdown(within: .zero) }
+        } else {
+            await router.finish(within: .seconds(3_600))
+        }
+        report(noWait ? "--no-wait" : "journald did not take them within \(DurationParser.format(JournalSink.shutdownWait))")
+        // A signal came meanwhile: its task ends the process, of that signal.
+        if state.withLock({ $0.stopping }) { await parkUntilExit() }
+    }
+
+    /// SIGTERM and SIGINT end the command through ``stop(_:)`` (unless they were ignored
+    /// when we started), when a journal sink has a queue. Installed before the first event,
+    /// so the terminal sink, which installs its own later, leaves the decision to us.
+    func install() {
+        // Only a journal queue holds records a report called queued; with none, the
+        // signals keep their usual effect (the terminal sink restores the screen first).
+        guard journals.contains(where: { $0.sink.queueSize > 0 }) else { return }
+        state.withLock { state in
+            for signalNumber in [SIGTERM, SIGINT] {
+                // One ignored by whoever started us (a background job's SIGINT) stays ignored.
+                var current = sigaction()
+                guard sigaction(signalNumber, nil, &current) == 0,
+                      current.__sigaction_handler.sa_handler.map({ unsafeBitCast($0, to: Int.self) != 1 }) ?? true
+                else { continue }
+                signal(signalNumber, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+                source.setEventHandler { [self] in received(signalNumber) }
+                source.resume()
+                state.sources.append(source)
+            }
+        }
+    }
+
+    private func received(_ signalNumber: Int32) {
+        let second = state.withLock { state -> Task<Void, Never>? in
+            guard !state.stopping else { return state.stopTask }
+            state.stopping = true
+            state.stopTask = Task { await self.stop(signalNumber) }
+            return nil
+        }
+        second?.cancel()
+    }
+
+    private func stop(_ signalNumber: Int32) async {
+        // Let the event being delivered finish and print its report first.
+        await withCheckedContinuation { continuation in
+            let busy = state.withLock { state in
+                if state.busy { state.idle = continuation }
+                return state.busy
+            }
+            if !busy { continuation.resume() }
+        }
+        let name = signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"
+        announce(limit: JournalSink.shutdownWait, because: name)
+        await withTaskGroup(of: Void.self) { group in
+            for journal in journals { group.addTask { await journal.sink.shutdown(within: JournalSink.shutdownWait) } }
+        }
+        report(Task.isCancelled ? "\(name) twice: stopped waiting" : "\(name), and journald did not take them within \(DurationParser.format(JournalSink.shutdownWait))")
+        signal(signalNumber, SIG_DFL)
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, signalNumber)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        raise(signalNumber)
+    }
+
+    /// What the process waits for, when something is queued.
+    private func announce(limit: Duration?, because reason: String? = nil) {
+        for journal in journals {
+            let statistics = journal.sink.statistics
+            guard statistics.queued > 0 else { continue }
+            let stalled = statistics.stalledFor.map { "; it has not taken one for \(DurationParser.format($0))" } ?? ""
+            let prefix = reason.map { "\($0): " } ?? ""
+            if let limit {
+                Console.error("\(prefix)waiting up to \(DurationParser.format(limit)) for journald to take \(statistics.queued) record(s) queued by sink \"\(journal.name)\"\(stalled)")
+            }
+        }
+    }
+
+    /// Once: the records each journal sink gave up since the command started.
+    private func report(_ why: String) {
+        let first = state.withLock { state in
+            defer { state.reported = true }
+            return !state.reported
+        }
+        guard first else { return }
+        for (index, journal) in journals.enumerated() {
+            let lost = journal.sink.statistics.givenUp - givenUpBefore[index]
+            guard lost > 0 else { continue }
+            Console.error("sink \"\(journal.name)\": \(lost) queued record(s) dropped, never written to the journal: \(why)")
+        }
+    }
+}
