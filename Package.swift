@@ -26,17 +26,22 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // MARK: Core: no system C library but libyaml (the config parser), no knowledge of any sink.
+        // MARK: Core: no system C library but libyaml (the config parser) and SQLite (the state), no knowledge of any sink.
         .target(
             name: "NotifyRoute",
             dependencies: [
                 "CYAML",
+                "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // libyaml (Debian libyaml-dev), linked statically by its module map (`-l:libyaml.a`), as
         // Yams bundled it: no pkgConfig, whose `-lyaml` would add libyaml-0.so.2 to every start.
         .systemLibrary(name: "CYAML", path: "Sources/CYAML"),
+        // SQLite (Debian libsqlite3-dev), the state database, linked statically by its module
+        // map (`-l:libsqlite3.a`) for the same reason: pkgConfig's `-lsqlite3` would load
+        // libsqlite3.so.0 at every start, state or not.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
 
         // MARK: Sink plugins
         .target(

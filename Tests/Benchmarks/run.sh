@@ -111,6 +111,8 @@ fi
 # In-process benchmarks.
 if [ "$MODE" = short ]; then ROUTE=20000; KEYS=100000; JOURNAL=10000; STORM=2000
 else ROUTE=1000000; KEYS=10000000; JOURNAL=100000; STORM=100000; fi
+# The state database: per-event cost at 1k, 100k and 1M keys; ingest of distinct keys through the CLI.
+if [ "$MODE" = short ]; then STATE=2000; INGEST=20000; else STATE=20000; INGEST=1000000; fi
 gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications \
   --method org.freedesktop.DBus.Mock.ClearCalls >/dev/null
 {
@@ -118,6 +120,8 @@ gdbus call --session --dest org.freedesktop.Notifications --object-path /org/fre
   # The same events through the state and the types alone, without the router's logic.
   "$BIN/notify-route-bench" floor "$ROUTE"
   "$BIN/notify-route-bench" memory "$KEYS"
+  "$BIN/notify-route-bench" state "$STATE"
+  bash Tests/Benchmarks/state-ingest.sh "$BIN" "$INGEST"
   "$BIN/journal-sendv" "$JOURNAL"
   "$BIN/notify-route-bench" journal "$JOURNAL"
   gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications \

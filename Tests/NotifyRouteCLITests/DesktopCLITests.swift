@@ -51,17 +51,9 @@ struct DesktopCLITests {
     @Test func replaceDuplicateCountAndCloseAcrossCalls() throws {
         let daemon = try DBusMockDaemon.start()
         defer { daemon.shutdown() }
-        let config = try writeConfig(Self.desktopOnly + "\n    dedup: { window: 10m }\n")
-        let directory = config.deletingLastPathComponent()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        // The state file (replace key → notification id) lives under this test's own runtime dir.
-        var environment = daemon.environment
-        environment["XDG_RUNTIME_DIR"] = directory.path
-        func run(_ arguments: [String]) throws -> ProcessResult {
-            let result = try ProcessRunner.notifyRoute(arguments + ["--config", config.path], environment: environment, timeLimit: .seconds(10))
-            #expect(result.status == 0, "\(arguments): \(result.standardError)")
-            return result
-        }
+        let session = try Session(Self.desktopOnly + "\n    dedup: { window: 10m }\n", daemon: daemon)
+        defer { session.remove() }
+        let run = session.run
         _ = try run(["send", "-r", "backup", "-t", "never", "Backup 10%"])
         _ = try run(["send", "-r", "backup", "-t", "never", "Backup 90%"])
         for _ in 1...3 { _ = try run(["send", "-l", "error", "Disk full"]) }
@@ -269,7 +261,128 @@ struct DesktopCLITests {
         #expect(desktop.standardError.contains("file=libnotify.so.4"), "loaded when it shows one")
     }
 
+    @Test("a daemon the bus cannot start is named with D-Bus's error, exit 69", arguments: [
+        ("exit 1", "org.freedesktop.DBus.Error.Spawn.ChildExited"),
+        ("exec sleep 60", "the start timed out"),
+    ])
+    func aDaemonThatCannotStartIsReportedAsSuch(script: String, reason: String) throws {
+        let bus = try DBusMockDaemon.startActivatable(script: script)
+        defer { bus.shutdown() }
+        let alone = try writeConfig(Self.desktopOnly)
+        defer { try? FileManager.default.removeItem(at: alone.deletingLastPathComponent()) }
+        let sinks = try ProcessRunner.notifyRoute(["sinks", "--config", alone.path, "--json"], environment: bus.environment)
+        #expect(sinks.standardOutput.contains("could not be started"), "\(sinks.standardOutput)")
+        #expect(sinks.standardOutput.contains(reason), "\(sinks.standardOutput)")
+        #expect(sinks.standardOutput.contains("org.freedesktop.Notifications"))
+        #expect(!sinks.standardOutput.contains("may be hung"))
+        #expect(sinks.duration < .milliseconds(900), "within the probe budget")
+
+        let send = try ProcessRunner.notifyRoute(["send", "--config", alone.path, "Hello"], environment: bus.environment)
+        #expect(send.status == 69, "no sink available: \(send.standardError)")
+        #expect(send.standardError.contains("could not be started"), "\(send.standardError)")
+        #expect(send.standardError.contains(reason), "\(send.standardError)")
+        #expect(!send.standardError.contains("may be hung"))
+        #expect(send.duration < .milliseconds(1500))
+        print("desktop sink, daemon that cannot start (\(script)): sinks \(DurationParser.milliseconds(sinks.duration)) ms, send \(DurationParser.milliseconds(send.duration)) ms")
+    }
+
+    @Test func aStartStillPendingIsNotWaitedForAgainByTheNextProcess() throws {
+        let bus = try DBusMockDaemon.startActivatable(script: "exec sleep 60")
+        defer { bus.shutdown() }
+        let session = try Session(Self.desktopOnly, daemon: bus)
+        defer { session.remove() }
+        let first = try session.run(["sinks", "--json"])
+        #expect(first.standardOutput.contains("the start timed out"), "\(first.standardOutput)")
+        let second = try session.run(["sinks", "--json"])
+        #expect(second.standardOutput.contains("is not up yet"), "\(second.standardOutput)")
+        #expect(second.duration < .milliseconds(300), "asks the bus only: \(DurationParser.milliseconds(second.duration)) ms")
+        print("notify-route sinks, a start that timed out: first \(DurationParser.milliseconds(first.duration)) ms, next process \(DurationParser.milliseconds(second.duration)) ms")
+    }
+
+    @Test func aHungDaemonAnswersWithinTheDesktopDefaultDeadline() throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        // No deadline anywhere: the desktop kind's own default applies.
+        let config = try writeConfig("sinks: { desktop: { kind: desktop } }\nroutes: [ { to: [desktop] } ]\n")
+        let directory = config.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var environment = daemon.environment
+        environment["XDG_RUNTIME_DIR"] = directory.path
+        let first = try ProcessRunner.notifyRoute(["send", "--config", config.path, "fine"], environment: environment, timeLimit: .seconds(10))
+        #expect(first.status == 0, "\(first.standardError)")
+        let pid = try #require(daemon.daemonPID)
+        daemon.freezeDaemon()
+        defer { kill(pid, SIGCONT) }
+        // The stored probe answer skips the probe: only the deadline can answer.
+        let hung = try ProcessRunner.notifyRoute(["send", "--config", config.path, "stuck"], environment: environment, timeLimit: .seconds(30))
+        #expect(hung.duration <= .milliseconds(1200), "\(DurationParser.milliseconds(hung.duration)) ms")
+        #expect(hung.status == 1)
+        #expect(hung.standardError.contains("did not answer Notify within 1s"), "\(hung.standardError)")
+        #expect(hung.standardError.contains("may be hung"))
+        print("notify-route send, daemon hung after a send, no deadline in the config: \(DurationParser.milliseconds(hung.duration)) ms")
+
+        let shown = try ProcessRunner.notifyRoute(["config", "show", "--config", config.path], environment: environment)
+        #expect(shown.standardOutput.contains("deadline: 1s"), "\(shown.standardOutput)")
+    }
+
+    @Test func aRestartedDaemonsIdsAreNeverReplacedOrClosed() throws {
+        let daemon = try DBusMockDaemon.start()
+        defer { daemon.shutdown() }
+        let session = try Session(Self.desktopOnly, daemon: daemon)
+        defer { session.remove() }
+        let run = session.run
+        _ = try run(["send", "-r", "backup", "-t", "never", "Backup 10%"])
+        #expect(try daemon.notifyCalls().map(\.replacesID) == [0])
+
+        // The daemon restarts; another application's notification gets the id ours had.
+        daemon.stopDaemon()
+        try waitUntilGone(daemon)
+        try daemon.startDaemon()
+        let other = try daemon.notifyAsAnotherApplication(summary: "Someone else's")
+        #expect(other == 1)
+
+        let update = try run(["send", "--json", "-r", "backup", "-t", "never", "Backup 90%"])
+        #expect(update.standardOutput.contains("no longer owns the name"), "\(update.standardOutput)")
+        let calls = try daemon.notifyCalls()
+        #expect(calls.map(\.summary) == ["Someone else's", "Backup 90%"])
+        #expect(calls.last?.replacesID == 0, "shown anew, not over the other application's notification")
+        // The new handle is the new daemon's: replace and close work on it again.
+        _ = try run(["send", "-r", "backup", "-t", "never", "Backup 100%"])
+        #expect(try daemon.notifyCalls().last?.replacesID == 2)
+
+        daemon.stopDaemon()
+        try waitUntilGone(daemon)
+        try daemon.startDaemon()
+        _ = try daemon.notifyAsAnotherApplication(summary: "Someone else's")
+        _ = try daemon.notifyAsAnotherApplication(summary: "And another")
+        _ = try run(["close", "--replace-key", "backup"])
+        #expect(try daemon.closeCalls() == [], "id 2 is another application's now")
+    }
+
     // MARK: Helpers
+
+    /// A config in a directory of its own, which is also the runtime directory: the state
+    /// file (replace key → handle) and the stored probe answer belong to this test alone.
+    private struct Session {
+        let config: URL
+        let environment: [String: String]
+
+        init(_ yaml: String, daemon: DBusMockDaemon) throws {
+            let directory = try TestEnvironment.temporaryDirectory("notify-route-desktop")
+            config = directory.appendingPathComponent("config.yaml")
+            try yaml.write(to: config, atomically: true, encoding: .utf8)
+            environment = daemon.environment.merging(["XDG_RUNTIME_DIR": directory.path]) { _, new in new }
+        }
+
+        /// Runs `notify-route ARGUMENTS --config CONFIG`, expecting exit 0.
+        func run(_ arguments: [String]) throws -> ProcessResult {
+            let result = try ProcessRunner.notifyRoute(arguments + ["--config", config.path], environment: environment, timeLimit: .seconds(10))
+            #expect(result.status == 0, "\(arguments): \(result.standardError)")
+            return result
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: config.deletingLastPathComponent()) }
+    }
 
     /// Waits until nobody owns the notification name (a killed daemon's name is released by the bus).
     private func waitUntilGone(_ daemon: DBusMockDaemon) throws {

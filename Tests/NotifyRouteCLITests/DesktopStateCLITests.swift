@@ -47,11 +47,9 @@ struct DesktopStateCLITests {
         #expect(counts.max() == 1_600)
         #expect(Set(calls.dropFirst().map(\.replacesID)) == [calls.first.map { _ in 1 } ?? 0])
 
-        let data = try Data(contentsOf: runtime.appendingPathComponent("notify-route/state.json"))
-        let state = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let dedup = try #require(state["dedup"] as? [String: [String: Any]])
-        #expect(dedup.count == 1)
-        #expect(dedup.values.first?["count"] as? Int == 1_600)
+        let state = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/sqlite3"),
+                                          [runtime.appendingPathComponent("notify-route/state.db").path, "SELECT key, count FROM dedup"])
+        #expect(state.standardOutput == "storm|1600\n", "\(state.standardError)")
     }
 
     @Test func aRateLimitHoldsAcrossCallsAndSummarisesOnce() throws {

@@ -91,8 +91,8 @@ import Testing
         #expect(result.standardError.contains("[info] Hello"))
         let why = kind == "symlink" ? "is not a directory (a symbolic link or a file is refused)" : "is writable by others (mode \(kind.dropFirst()))"
         #expect(result.standardError.contains("state: the state directory \(state) \(why)"), "\(result.standardError)")
-        #expect(!FileManager.default.fileExists(atPath: state + "/state.json"), "nothing written there")
-        #expect(!FileManager.default.fileExists(atPath: path("elsewhere") + "/state.json"))
+        #expect(!FileManager.default.fileExists(atPath: state + "/state.db"), "nothing written there")
+        #expect(!FileManager.default.fileExists(atPath: path("elsewhere") + "/state.db"))
     }
 
     /// The icon is only a string for the daemon: a FIFO as the icon would block any reader

@@ -7,14 +7,15 @@ import Testing
 @Suite("desktop request mapping")
 struct DesktopRequestMappingTests {
     static let everything: Set<String> = ["actions", "body", "body-markup", "persistence"]
+    static let daemon = DaemonIdentity(busGUID: "0c5f1e2a9b8d7c6e5f4a3b2c6560a1b2", owner: ":1.42")
 
     func request(
         _ event: ResolvedEvent, intent: SinkDelivery.Intent = .show, capabilities: Set<String> = everything,
-        hints: [String: DesktopHint] = [:]
+        hints: [String: DesktopHint] = [:], daemon: DaemonIdentity? = Self.daemon
     ) -> (DesktopNotificationRequest, [String]) {
         let made = DesktopNotificationRequest.make(
             for: SinkDelivery(event: event, sinkName: "desktop", intent: intent), serverCapabilities: capabilities,
-            configuredHints: hints)
+            configuredHints: hints, daemon: daemon)
         return (made.request, made.notes)
     }
 
@@ -64,13 +65,25 @@ struct DesktopRequestMappingTests {
     @Test func replaceAndDuplicateCountReuseTheId() {
         let event = ResolvedEvent(title: "Disk full")
         #expect(request(event).0.replacesID == 0)
-        #expect(request(event, intent: .replace(SinkHandle("42"))).0.replacesID == 42)
-        let (update, _) = request(event, intent: .updateDuplicateCount(SinkHandle("42"), count: 3))
+        #expect(request(event, intent: .replace(SinkHandle("42@:1.42/0c5f1e2a"))).0.replacesID == 42)
+        let (update, _) = request(event, intent: .updateDuplicateCount(SinkHandle("42@:1.42/0c5f1e2a"), count: 3))
         #expect(update.replacesID == 42)
         #expect(update.summary == "Disk full (×3)")
         let (bad, notes) = request(event, intent: .replace(SinkHandle("journal-cursor")))
         #expect(bad.replacesID == 0)
         #expect(notes.contains { $0.contains("not a desktop notification id") })
+    }
+
+    @Test("a handle of another daemon instance is never replaced", arguments: [
+        "42@:1.43/0c5f1e2a",  // another daemon on the same bus
+        "42@:1.42/99999999",  // the same unique name on another bus (a restarted one)
+        "42",                 // an older notify-route's handle: its daemon is not known
+    ])
+    func aHandleOfAnotherDaemonIsShownAnew(handle: String) {
+        let (made, notes) = request(ResolvedEvent(title: "t"), intent: .replace(SinkHandle(handle)))
+        #expect(made.replacesID == 0)
+        #expect(notes.contains { $0.contains("no longer owns the name") }, "\(notes)")
+        #expect(request(ResolvedEvent(title: "t"), intent: .replace(SinkHandle(handle)), daemon: nil).0.replacesID == 0)
     }
 
     @Test func hintsFromConfigAreTypedBySpecification() throws {

@@ -32,7 +32,7 @@ struct DesktopSinkBusTests {
                     icon: "drive-harddisk", category: "device.error",
                     actions: [NotificationAction(id: "ack", label: "Acknowledge"), NotificationAction(id: "snooze", label: "Snooze")]))
                 #expect(first.summary == .delivered)
-                #expect(first.outcomes.first?.handle == SinkHandle("1"))
+                #expect(first.outcomes.first?.handle?.value.hasPrefix("1@:1.") == true)
                 #expect(try await router.send(NotificationEvent(title: "Low", level: .debug, timeout: .after(.milliseconds(1500)))).summary == .delivered)
                 #expect(try await router.send(NotificationEvent(title: "Warn", level: .warning, timeout: .serverDefault)).summary == .delivered)
             }
@@ -112,10 +112,10 @@ struct DesktopSinkBusTests {
                 let first = try await router.send(NotificationEvent(title: "Backup 10%", replaceKey: "backup"))
                 let second = try await router.send(NotificationEvent(title: "Backup 90%", replaceKey: "backup"))
                 let other = try await router.send(NotificationEvent(title: "Unrelated"))
-                #expect(first.outcomes.first?.handle == SinkHandle("1"))
+                #expect(first.outcomes.first?.handle?.value.hasPrefix("1@:1.") == true)
                 #expect(second.outcomes.first?.status.name == "replaced")
-                #expect(second.outcomes.first?.handle == SinkHandle("1"))
-                #expect(other.outcomes.first?.handle == SinkHandle("2"))
+                #expect(second.outcomes.first?.handle == first.outcomes.first?.handle)
+                #expect(other.outcomes.first?.handle?.value.hasPrefix("2@:1.") == true)
             }
         }
         let calls = try daemon.notifyCalls()
@@ -157,7 +157,7 @@ struct DesktopSinkBusTests {
                 _ = try await router.send(NotificationEvent(title: "Uploading", timeout: .never, replaceKey: "upload"))
                 let report = await router.close(replaceKey: "upload")
                 #expect(report.outcomes.map(\.status.name) == ["delivered"])
-                #expect(report.outcomes.first?.handle == SinkHandle("1"))
+                #expect(report.outcomes.first?.handle?.value.hasPrefix("1@") == true)
             }
         }
         #expect(try daemon.closeCalls() == [1])
@@ -179,7 +179,8 @@ struct DesktopSinkBusTests {
 
                 // The user acts before anyone listens: the sink buffers it for the late subscriber.
                 let report = try await router.send(NotificationEvent(title: "Deploy?", timeout: .never, actions: actions))
-                let id = try #require(report.outcomes.first?.handle.flatMap { UInt32($0.value) })
+                let handle = try #require(report.outcomes.first?.handle)
+                let id = try #require(UInt32(handle.value.prefix { $0.isNumber }))
                 try DBusMockDaemon.emitActionInvoked(busAddress: address, id: id, action: "ack")
                 try await Task.sleep(for: .milliseconds(100))
                 let action = await Child.within(.seconds(5)) { await router.firstInteraction(with: report) }
@@ -188,14 +189,15 @@ struct DesktopSinkBusTests {
 
                 // Listening first, then the user dismisses it.
                 let second = try await router.send(NotificationEvent(title: "Second", timeout: .never))
-                let secondID = try #require(second.outcomes.first?.handle.flatMap { UInt32($0.value) })
+                let secondHandle = try #require(second.outcomes.first?.handle)
+                let secondID = try #require(UInt32(secondHandle.value.prefix { $0.isNumber }))
                 async let dismissal = Child.within(.seconds(5)) { await router.firstInteraction(with: second) }
                 try await Task.sleep(for: .milliseconds(50))
                 try DBusMockDaemon.emitNotificationClosed(busAddress: address, id: secondID, reason: 2)
                 #expect(await dismissal?.interaction == .dismissed(.dismissed))
 
-                #expect(seen.items.contains(SinkInteraction(handle: SinkHandle(String(id)), interaction: .actionInvoked("ack"))))
-                #expect(seen.items.contains(SinkInteraction(handle: SinkHandle(String(secondID)), interaction: .dismissed(.dismissed))))
+                #expect(seen.items.contains(SinkInteraction(handle: handle, interaction: .actionInvoked("ack"))))
+                #expect(seen.items.contains(SinkInteraction(handle: secondHandle, interaction: .dismissed(.dismissed))))
             }
         }
     }
@@ -213,6 +215,106 @@ struct DesktopSinkBusTests {
             }
         }
         #expect(try bus.notifyCalls().map(\.summary) == ["started on demand"])
+    }
+
+    @Test func aSlowStartDeliversTheFirstNotification() async throws {
+        // The bus's start takes 700 ms, then python-dbusmock's own start: past the probe's 500 ms.
+        let bus = try DBusMockDaemon.startActivatable(delay: .milliseconds(700))
+        defer { bus.shutdown() }
+        let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [address = bus.busAddress as String] in
+            Child.useBus(address)
+            await Child.reportingErrors {
+                let sink = DesktopSink()
+                let clock = ContinuousClock()
+                var receipt: SinkReceipt?
+                let elapsed = try await clock.measure {
+                    receipt = try await sink.deliver(SinkDelivery(
+                        event: ResolvedEvent(title: "started late"), sinkName: "desktop", deadline: .now + .seconds(5)))
+                }
+                #expect(receipt?.handle != nil)
+                #expect(elapsed > .milliseconds(700), "it did wait for the start")
+                Child.report("slow-start", elapsed)
+            }
+        }
+        #expect(try bus.notifyCalls().map(\.summary) == ["started late"])
+        print("desktop sink, daemon started in 700 ms + dbusmock's start: delivered in \(result?.standardOutputContent.measurements["slow-start"] ?? -1) ms")
+    }
+
+    @Test func aStartThatTimedOutIsNotWaitedForAgainByEveryCall() async throws {
+        let bus = try DBusMockDaemon.startActivatable(script: "exec sleep 60")
+        defer { bus.shutdown() }
+        await #expect(processExitsWith: .success) { [address = bus.busAddress as String] in
+            Child.useBus(address)
+            await Child.reportingErrors {
+                let sink = DesktopSink()
+                let clock = ContinuousClock()
+                var first = SinkAvailability.available
+                let firstElapsed = await clock.measure { first = await sink.availability() }
+                guard case .unavailable(let reason) = first else {
+                    Issue.record("expected unavailable, got \(first)")
+                    return
+                }
+                #expect(reason.contains("the start timed out"), "\(reason)")
+                #expect(firstElapsed < .milliseconds(900))
+                // Past the failure's lifetime the sink asks again: the bus only, not another wait.
+                try await Task.sleep(for: ServerProbeCacheLifetime.failure + .milliseconds(100))
+                var second = SinkAvailability.available
+                let secondElapsed = await clock.measure { second = await sink.availability() }
+                guard case .unavailable(let again) = second else {
+                    Issue.record("expected unavailable, got \(second)")
+                    return
+                }
+                #expect(again.contains("still starting"), "\(again)")
+                #expect(secondElapsed < .milliseconds(200), "\(secondElapsed)")
+            }
+        }
+    }
+
+    @Test func aDeliveryWaitingForAStartIsNotCalledAHangByTheNext() async throws {
+        let bus = try DBusMockDaemon.startActivatable(script: "exec sleep 60")
+        defer { bus.shutdown() }
+        await #expect(processExitsWith: .success) { [address = bus.busAddress as String] in
+            Child.useBus(address)
+            await Child.reportingErrors {
+                let sink = DesktopSink()
+                async let first = Child.failedDelivery(sink, SinkDelivery(
+                    event: ResolvedEvent(title: "first"), sinkName: "desktop", deadline: .now + .seconds(3)))
+                // The first delivery waits for the start on the GLib thread; the second finds it busy.
+                try await Task.sleep(for: .milliseconds(1500))
+                let (error, elapsed) = try await Child.failedDelivery(sink, SinkDelivery(
+                    event: ResolvedEvent(title: "second"), sinkName: "desktop", deadline: .now + .seconds(3)))
+                #expect(error.kind == .unavailable)
+                #expect(error.message.contains("is not up yet"), "\(error.message)")
+                #expect(!error.message.contains("may be hung"))
+                #expect(elapsed < .milliseconds(100))
+                let (firstError, _) = try await first
+                #expect(firstError.message.contains("the start timed out"), "\(firstError.message)")
+            }
+        }
+    }
+
+    @Test func aLongRunningSinkReconnectsWhenTheBusComesBack() async throws {
+        await #expect(processExitsWith: .success) {
+            await Child.reportingErrors {
+                // The bus is this process's own, so it can restart it under the sink.
+                let bus = try DBusMockDaemon.start()
+                defer { bus.shutdown() }
+                Child.useBus(bus.busAddress)
+                let router = try Child.router(Child.oneRoute)
+                #expect(try await router.send(NotificationEvent(title: "before")).summary == .delivered)
+
+                bus.stopBus()
+                let gone = try await router.send(NotificationEvent(title: "while gone"))
+                #expect(gone.summary != .delivered)
+
+                try bus.restartBus()
+                try bus.startDaemon()
+                try await Task.sleep(for: ServerProbeCacheLifetime.failure + .milliseconds(100))
+                let back = try await router.send(NotificationEvent(title: "after"))
+                #expect(back.summary == .delivered, "\(back.outcomes.map(\.status))")
+                #expect(try bus.notifyCalls().map(\.summary) == ["after"], "the new bus's daemon showed it")
+            }
+        }
     }
 
     @Test func noDaemonOnTheBusIsReportedWithTheReason() async throws {
@@ -395,6 +497,11 @@ struct DesktopSinkBusTests {
         }
         return result
     }
+}
+
+/// The probe cache's failure lifetime, as the tests wait it out.
+enum ServerProbeCacheLifetime {
+    static let failure: Duration = .seconds(2)
 }
 
 /// What the `onInteraction` callback saw (it is called on the plugin's GLib thread).

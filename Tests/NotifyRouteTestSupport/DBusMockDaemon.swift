@@ -4,6 +4,11 @@ import Foundation
 /// it: a real bus and a real daemon process, one per test, so a test that stops its
 /// daemon (SIGSTOP) disturbs no other.
 ///
+/// Every bus is hermetic, the way python-dbusmock's own `DBusTestCase` makes its buses:
+/// a config of its own whose only service directory is one the test controls, so a
+/// notification daemon installed on the host (dunst's service file in
+/// /usr/share/dbus-1/services, or one on `XDG_DATA_DIRS`) is never activatable.
+///
 /// ```swift
 /// let daemon = try DBusMockDaemon.start()
 /// defer { daemon.shutdown() }
@@ -13,19 +18,29 @@ import Foundation
 ///
 /// Read back with the mock's `org.freedesktop.DBus.Mock.GetCalls` (through dbus-python
 /// under `/usr/bin/python3`, the interpreter that has dbusmock).
+///
+/// The bus and the daemon are started with a clean signal mask (``ProcessRunner/spawn(_:_:environment:actions:)``):
+/// a bus that inherits the test process's blocked SIGCHLD never learns that a service it
+/// started has exited, and reports a failed start as a hang.
 public final class DBusMockDaemon {
     public static let fullCapabilities = "actions body body-markup persistence"
+    public static let notificationsName = "org.freedesktop.Notifications"
 
-    /// The bus address, for `DBUS_SESSION_BUS_ADDRESS`.
+    /// The bus address, for `DBUS_SESSION_BUS_ADDRESS`; the same after ``restartBus()``.
     public let busAddress: String
-    private let bus: Process
-    private var daemon: Process?
+    /// The bus's own directory: its config, its socket and ``serviceDirectory``.
+    public let directory: URL
+    /// The bus's only service directory: what a test installs here is activatable, nothing else.
+    public var serviceDirectory: URL { directory.appendingPathComponent("services") }
+    private var busPID: pid_t?
+    private var daemonProcess: pid_t?
+    private let busEnvironment: [String: String]
 
     /// `DBUS_SESSION_BUS_ADDRESS` for a child process.
     public var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": busAddress] }
 
-    /// The daemon's process id (for SIGSTOP), `nil` when the bus has no daemon.
-    public var daemonPID: Int32? { daemon?.processIdentifier }
+    /// The daemon's process id (for SIGSTOP), `nil` when the bus has no daemon we started.
+    public var daemonPID: Int32? { daemonProcess }
 
     /// Why the desktop tests cannot run here, `nil` when they can.
     public static var missingComponents: String? {
@@ -44,9 +59,14 @@ public final class DBusMockDaemon {
     }
 
     /// Starts a bus, and on it a notification daemon with `capabilities` unless `withDaemon` is false.
-    public static func start(capabilities: String = fullCapabilities, withDaemon: Bool = true) throws -> DBusMockDaemon {
+    ///
+    /// - Parameter busEnvironment: extra environment of the `dbus-daemon` process (a test
+    ///   that checks the bus ignores `XDG_DATA_DIRS` sets it here).
+    public static func start(
+        capabilities: String = fullCapabilities, withDaemon: Bool = true, busEnvironment: [String: String] = [:]
+    ) throws -> DBusMockDaemon {
         if let missing = missingComponents { throw Failure(message: "desktop test components: \(missing)") }
-        let mock = try DBusMockDaemon(bus: startBus())
+        let mock = try DBusMockDaemon(busEnvironment: busEnvironment)
         if withDaemon {
             do { try mock.startDaemon(capabilities: capabilities) } catch { mock.shutdown(); throw error }
         }
@@ -55,86 +75,154 @@ public final class DBusMockDaemon {
 
     /// Starts a bus that starts the notification daemon itself on first use (D-Bus
     /// activation, as dunst and mako are on many desktops); nothing runs until then.
-    public static func startActivatable() throws -> DBusMockDaemon {
-        if let missing = missingComponents { throw Failure(message: "desktop test components: \(missing)") }
-        let directory = try TestEnvironment.temporaryDirectory("notify-route-bus")
-        let services = directory.appendingPathComponent("services")
-        try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
-        try """
-            [D-BUS Service]
-            Name=org.freedesktop.Notifications
-            Exec=/usr/bin/python3 -m dbusmock --template notification_daemon
+    ///
+    /// - Parameter delay: how long the service waits before it starts the daemon (a slow start).
+    public static func startActivatable(delay: Duration = .zero) throws -> DBusMockDaemon {
+        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        return try startActivatable(script: """
+            sleep \(seconds)
+            exec /usr/bin/python3 -m dbusmock --template notification_daemon
+            """)
+    }
 
-            """.write(to: services.appendingPathComponent("org.freedesktop.Notifications.service"), atomically: true, encoding: .utf8)
-        let config = directory.appendingPathComponent("session.conf")
-        try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:tmpdir=\(directory.path)</listen>
-              <auth>EXTERNAL</auth>
-              <servicedir>\(services.path)</servicedir>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.write(to: config, atomically: true, encoding: .utf8)
-        let mock = try DBusMockDaemon(bus: startBus(["--config-file=\(config.path)"]))
-        mock.cleanup = directory
+    /// Starts a bus on which `org.freedesktop.Notifications` is activatable with `script`
+    /// (see ``installNotificationService(script:)``): `exit 1` for a daemon that cannot
+    /// start, `exec sleep 60` for one whose start never ends.
+    public static func startActivatable(script: String) throws -> DBusMockDaemon {
+        let mock = try start(withDaemon: false)
+        do { try mock.installNotificationService(script: script) } catch { mock.shutdown(); throw error }
         return mock
     }
 
-    private var cleanup: URL?
+    /// Installs a service file that makes `org.freedesktop.Notifications` activatable
+    /// with `script` (run by /bin/sh) as its `Exec=`. The bus reads its service
+    /// directory again when asked for a name it does not know, so this works on a running bus.
+    /// The script's process id is kept, so ``shutdown()`` ends a script that never exits.
+    public func installNotificationService(script: String) throws {
+        let file = directory.appendingPathComponent("notification-service.sh")
+        try "echo $$ >>'\(directory.path)/activated.pids'\n\(script)\n".write(to: file, atomically: true, encoding: .utf8)
+        try """
+            [D-BUS Service]
+            Name=\(Self.notificationsName)
+            Exec=/bin/sh \(file.path)
 
-    private init(bus: (Process, String)) throws {
-        self.bus = bus.0
-        self.busAddress = bus.1
+            """.write(to: serviceDirectory.appendingPathComponent("\(Self.notificationsName).service"), atomically: true, encoding: .utf8)
+    }
+
+    private init(busEnvironment: [String: String]) throws {
+        directory = try TestEnvironment.temporaryDirectory("notify-route-bus")
+        self.busEnvironment = busEnvironment
+        busAddress = "unix:path=\(directory.path)/bus"
+        do {
+            try FileManager.default.createDirectory(at: serviceDirectory, withIntermediateDirectories: true)
+            try Self.configuration(directory: directory, services: serviceDirectory)
+                .write(to: directory.appendingPathComponent("session.conf"), atomically: true, encoding: .utf8)
+            busPID = try startBus()
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
     }
 
     deinit { shutdown() }
 
-    private static func startBus(_ configuration: [String] = ["--session"]) throws -> (Process, String) {
-        let process = Process()
-        process.executableURL = ProcessRunner.which("dbus-daemon")
-        process.arguments = configuration + ["--nofork", "--nopidfile", "--print-address=1"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+    /// A session bus config with one service directory and nothing of the host's
+    /// (no `<standard_session_servicedirs/>`, no `<includedir>`), as RECIPES.md shows.
+    static func configuration(directory: URL, services: URL) -> String {
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:path=\(directory.path)/bus</listen>
+          <auth>EXTERNAL</auth>
+          <servicedir>\(services.path)</servicedir>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """
+    }
+
+    /// Starts `dbus-daemon` with the bus's config and waits until it prints its address.
+    /// Its output goes to a file, not a pipe: the services it starts inherit it, and
+    /// python-dbusmock fails with a broken pipe once a pipe's reader is gone.
+    private func startBus() throws -> pid_t {
+        guard let program = ProcessRunner.which("dbus-daemon") else { throw Failure(message: "dbus-daemon is not on PATH") }
+        unlink(directory.path + "/bus")
+        let addressFile = directory.appendingPathComponent("bus.address")
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, addressFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, directory.path + "/bus.log", O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        var env = ProcessInfo.processInfo.environment
+        env.merge(busEnvironment) { _, new in new }
+        let pid = try ProcessRunner.spawn(program.path, [
+            "--config-file=\(directory.path)/session.conf", "--nofork", "--nopidfile", "--print-address=1",
+        ], environment: env, actions: &actions)
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
         var text = ""
-        while !text.contains("\n") {
-            let data = out.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
+        while !text.contains("\n") && ContinuousClock.now < deadline {
+            usleep(5_000)
+            text = (try? String(contentsOf: addressFile, encoding: .utf8)) ?? ""
         }
-        let address = text.split(separator: "\n").first.map(String.init) ?? ""
-        guard !address.isEmpty else {
-            kill(process.processIdentifier, SIGKILL)
-            throw Failure(message: "dbus-daemon printed no address")
+        guard text.hasPrefix("unix:path=\(directory.path)/bus") else {
+            Self.end(pid)
+            let log = (try? String(contentsOf: directory.appendingPathComponent("bus.log"), encoding: .utf8)) ?? ""
+            throw Failure(message: "dbus-daemon printed no address (\(text)): \(log)")
         }
-        return (process, address)
+        return pid
+    }
+
+    /// Ends the bus (and with it every connection to it) and starts a new one at the same
+    /// address: what a long-running process sees when the session bus restarts. The daemon
+    /// we started goes with the old bus.
+    public func restartBus() throws {
+        stopBus()
+        busPID = try startBus()
+    }
+
+    /// Ends the bus and the daemons on it, leaving the address unanswered.
+    public func stopBus() {
+        stopDaemon()
+        if let busPID { Self.end(busPID) }
+        busPID = nil
     }
 
     /// Starts the notification daemon on the bus and waits until it owns its name.
     public func startDaemon(capabilities: String = fullCapabilities) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        // A daemon a test killed itself is reaped here: a zombie child of the test process
+        // would keep Swift Testing's exit-test monitor from ever seeing its own child end.
+        if let old = daemonProcess { Self.end(old) }
         let parameters = String(decoding: try JSONEncoder().encode(["capabilities": capabilities]), as: UTF8.self)
-        process.arguments = ["-m", "dbusmock", "--template", "notification_daemon", "-p", parameters]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        daemon = process
-        let wait = try gdbus(["wait", "--session", "--timeout", "10", "org.freedesktop.Notifications"])
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
+            posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
+        }
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        daemonProcess = try ProcessRunner.spawn(
+            "/usr/bin/python3", ["-m", "dbusmock", "--template", "notification_daemon", "-p", parameters],
+            environment: env, actions: &actions)
+        let wait = try gdbus(["wait", "--session", "--timeout", "10", Self.notificationsName])
         guard wait.status == 0 else {
             throw Failure(message: "the mock notification daemon did not appear on the bus: \(wait.standardError)")
         }
+    }
+
+    /// SIGKILLs the daemon we started (its name is released by the bus).
+    public func stopDaemon() {
+        if let daemonProcess { Self.end(daemonProcess) }
+        daemonProcess = nil
+        if let pid = try? activatedDaemonPID() { kill(pid, SIGKILL) }  // started by the bus, not by us
+        let pids = (try? String(contentsOf: directory.appendingPathComponent("activated.pids"), encoding: .utf8)) ?? ""
+        for line in pids.split(separator: "\n") { if let pid = Int32(line) { kill(pid, SIGKILL) } }
     }
 
     /// SIGSTOP: the daemon keeps its name on the bus but answers nothing (a hung daemon).
@@ -144,31 +232,57 @@ public final class DBusMockDaemon {
 
     /// Stops the daemon and then the bus; safe to call twice.
     public func shutdown() {
-        if let daemon, daemon.isRunning {
-            kill(daemon.processIdentifier, SIGKILL)  // works on a stopped process too
-            daemon.waitUntilExit()
-        }
-        daemon = nil
-        if let pid = try? activatedDaemonPID() { kill(pid, SIGKILL) }  // started by the bus, not by us
-        if bus.isRunning {
-            // SIGKILL: a child spawned from a test process can inherit a mask that blocks SIGTERM.
-            kill(bus.processIdentifier, SIGKILL)
-            bus.waitUntilExit()
-        }
-        if let cleanup { try? FileManager.default.removeItem(at: cleanup) }
-        cleanup = nil
+        stopBus()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// SIGKILL (works on a stopped process too, and through a blocked SIGTERM), then reaps it.
+    private static func end(_ pid: pid_t) {
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
 
     /// The process id of a daemon the bus started on demand, from the bus itself.
     private func activatedDaemonPID() throws -> Int32? {
-        guard cleanup != nil, bus.isRunning else { return nil }
+        guard busPID != nil else { return nil }
         let result = try gdbus([
             "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-            "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "org.freedesktop.Notifications",
+            "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", Self.notificationsName,
         ])
         guard result.status == 0 else { return nil }
-        // "(uint32 12345,)"
-        return Int32(result.standardOutput.filter(\.isNumber))
+        return Self.uint32(in: result.standardOutput).map { Int32(bitPattern: $0) }
+    }
+
+    /// The number in gdbus's `(uint32 12345,)`.
+    private static func uint32(in text: String) -> UInt32? {
+        guard let range = text.firstRange(of: "uint32 ") else { return nil }
+        return UInt32(text[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    /// The names the bus can start on demand (`ListActivatableNames`).
+    public func activatableNames() throws -> [String] {
+        let result = try gdbus([
+            "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+            "--method", "org.freedesktop.DBus.ListActivatableNames",
+        ])
+        guard result.status == 0 else { throw Failure(message: "ListActivatableNames failed: \(result.standardError)") }
+        // "(['org.freedesktop.DBus', ...],)"
+        return result.standardOutput.split(separator: "'").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+    }
+
+    /// Shows a notification as another application would (`gdbus call ... Notify`), and
+    /// returns the id the daemon gave it.
+    public func notifyAsAnotherApplication(summary: String) throws -> UInt32 {
+        let result = try gdbus([
+            "call", "--session", "--dest", Self.notificationsName, "--object-path", "/org/freedesktop/Notifications",
+            "--method", "org.freedesktop.Notifications.Notify", "\"other-app\"", "uint32 0", "\"\"", "\"\(summary)\"", "\"\"",
+            "@as []", "@a{sv} {}", "int32 -1",
+        ])
+        guard result.status == 0, let id = Self.uint32(in: result.standardOutput) else {
+            throw Failure(message: "Notify from another application failed: \(result.standardError)")
+        }
+        return id
     }
 
     // MARK: Reading back and acting as the user

@@ -145,8 +145,8 @@ import Testing
             sinks:
               one: { kind: recording, label: \(quoted), extra: [\(quoted), { k: \(quoted) }] }
             rules:
-              - match: { title: \(quoted) }
-                set: { category: \(quoted), fields: { f: \(quoted) } }
+              - match: { title: \(quoted), tags: [\(quoted)] }
+                set: { category: \(quoted), tags: [\(quoted)], fields: { f: \(quoted), \(quoted): x } }
             routes:
               - match: { body: \(quoted) }
                 to: [one]
@@ -161,6 +161,7 @@ import Testing
         #expect(again.rules.map(\.matcher) == config.rules.map(\.matcher))
         #expect(again.rules.map(\.effects) == config.rules.map(\.effects))
         #expect(again.routes.map(\.matcher) == config.routes.map(\.matcher))
+        #expect(again == config)
         #expect(try again.effectiveYAML() == shown)
     }
 
@@ -177,7 +178,7 @@ import Testing
             """, file: "t.yaml", registry: Self.registry)
         let shown = try config.effectiveYAML()
         for line in ["defaults:\n  level: info\n", "  warning: {timeout: 8s, priority: 4, urgency: normal, tint: yellow}\n",
-                     "sinks:\n  one:\n    kind: recording\n", "    label: \"x\"\n", "routes:\n- match: {}\n  to: [one]\n  continue: true\n  dedup: {window: 10s}\n",
+                     "sinks:\n  one:\n    kind: recording\n", "    label: \"x\"\n", "routes:\n- match: {}\n  to: [one]\n  continue: true\n  failover: []\n  dedup: {window: 10s}\n  set: {}\n",
                      "fallback: [one]\n", "state:\n  max_entries: "] {
             #expect(shown.contains(line), "missing \(line)")
         }

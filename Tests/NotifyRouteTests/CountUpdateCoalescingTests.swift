@@ -151,9 +151,9 @@ final class GatedSink: NotificationSink {
                                                 attributes: [.posixPermissions: 0o700])
         let clock = ManualClock()
         let first = RecordingSink()
-        try await router(first, clock: clock, store: FileStateStore(directory: directory)).send("Disk full")
+        try await router(first, clock: clock, store: SQLiteStateStore(directory: directory)).send("Disk full")
         let second = RecordingSink()
-        let router = try router(second, clock: clock, store: FileStateStore(directory: directory))
+        let router = try router(second, clock: clock, store: SQLiteStateStore(directory: directory))
         let report = try await router.send("Disk full")
         guard case .suppressed(.duplicate(2, _, true)) = report.status(of: "desk") else {
             Issue.record("\(String(describing: report.status(of: "desk")))")

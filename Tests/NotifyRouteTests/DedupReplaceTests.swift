@@ -1,5 +1,6 @@
 import Foundation
 import NotifyRoute
+import NotifyRouteTestSupport
 import Testing
 
 @Suite struct DedupTests {
@@ -145,8 +146,9 @@ import Testing
 
     /// Past `max_entries`, closed windows go first, then the least recently seen: a
     /// window seen again outlives older ones. The same with a state that was decoded
-    /// (as from a state file), which keeps no eviction order and cuts by selection.
-    @Test(arguments: [false, true]) func evictionForgetsTheLeastRecentlySeen(decoded: Bool) async throws {
+    /// (as from a state file), which keeps no eviction order and cuts by selection, and
+    /// with the state database, which deletes through its indexes.
+    @Test(arguments: ["memory", "decoded", "database"]) func evictionForgetsTheLeastRecentlySeen(store kind: String) async throws {
         let registry = RouterFixture.registry
         let config = try RouterConfiguration.load(yaml: """
             sinks: { out: { kind: recording } }
@@ -155,16 +157,27 @@ import Testing
               - { to: [out], dedup: { window: 1h } }
             state: { max_entries: 10 }
             """, file: "test.yaml", registry: registry)
-        let initial = decoded ? try JSONDecoder().decode(RouterState.self, from: JSONEncoder().encode(RouterState())) : RouterState()
-        let store = InMemoryStateStore(initial)
+        let store: any RouterStateStore
+        let snapshot: () throws -> RouterState
+        switch kind {
+        case "database":
+            let directory = try TestEnvironment.temporaryDirectory().path
+            chmod(directory, 0o700)
+            let database = SQLiteStateStore(directory: directory)
+            (store, snapshot) = (database, { try database.snapshot() })
+        default:
+            let initial = kind == "decoded" ? try JSONDecoder().decode(RouterState.self, from: JSONEncoder().encode(RouterState())) : RouterState()
+            let memory = InMemoryStateStore(initial)
+            (store, snapshot) = (memory, { memory.snapshot })
+        }
         let clock = ManualClock()
         let router = try NotificationRouter(configuration: config, registry: registry, store: store, clock: clock)
         func send(_ title: String, source: String? = nil) async throws {
             _ = try await router.send(NotificationEvent(title: title, source: source))
             clock.advance(by: .seconds(1))
         }
-        func remembered(_ title: String) -> Bool {
-            store.snapshot.dedup.keys.contains { $0.text.hasSuffix("\u{1F}\(title)\u{1F}") }
+        func remembered(_ title: String) throws -> Bool {
+            try snapshot().dedup.keys.contains { $0.text.hasSuffix("\u{1F}\(title)\u{1F}") }
         }
 
         try await send("closes soon", source: "short")  // its window closes a minute later
@@ -173,14 +186,14 @@ import Testing
         let again = try await router.send(NotificationEvent(title: "event 0"))  // seen again: now the most recent
         #expect(again.statusName(of: "out") == "suppressed")
         try await send("event 9")  // 11 entries: the closed window goes, 10 remain
-        #expect(store.snapshot.dedup.count == 10)
-        #expect(!remembered("closes soon"))
+        #expect(try snapshot().dedup.count == 10)
+        #expect(try !remembered("closes soon"))
         try await send("event 10")  // 11 again: down to 9, without the two least recently seen
-        let state = store.snapshot
+        let state = try snapshot()
         #expect(state.dedup.count == 9)
-        #expect(remembered("event 0"))
-        #expect(!remembered("event 1") && !remembered("event 2"))
-        #expect((3...10).allSatisfy { remembered("event \($0)") })
+        #expect(try remembered("event 0"))
+        #expect(try !remembered("event 1") && !remembered("event 2"))
+        #expect(try (3...10).allSatisfy { try remembered("event \($0)") })
     }
 }
 

@@ -39,6 +39,7 @@ static void load(void) {
     }
     RESOLVE(notify_init);
     RESOLVE(notify_is_initted);
+    RESOLVE(notify_uninit);
     RESOLVE(notify_notification_new);
     RESOLVE(notify_notification_set_app_name);
     RESOLVE(notify_notification_set_urgency);
@@ -53,6 +54,7 @@ static void load(void) {
     RESOLVE(g_object_unref);
     RESOLVE(g_signal_connect_data);
     RESOLVE(g_error_free);
+    RESOLVE(g_free);
     RESOLVE(g_main_context_new);
     RESOLVE(g_main_context_push_thread_default);
     RESOLVE(g_main_loop_new);
@@ -74,6 +76,7 @@ static void load(void) {
     RESOLVE(g_variant_unref);
     RESOLVE(g_io_error_quark);
     RESOLVE(g_dbus_error_quark);
+    RESOLVE(g_dbus_error_get_remote_error);
     RESOLVE(g_bus_get_sync);
     RESOLVE(g_dbus_connection_is_closed);
     RESOLVE(g_dbus_connection_set_exit_on_close);

@@ -21,9 +21,12 @@ struct DesktopNotificationRequest: Hashable, Sendable {
 
     /// Maps one delivery to a request for a server with `serverCapabilities`.
     ///
+    /// - Parameter daemon: who owns the daemon's name now; a handle from another daemon
+    ///   instance is not replaced (see ``DesktopHandle``).
     /// - Returns: the request and the notes for the report (actions dropped, ...).
     static func make(
-        for delivery: SinkDelivery, serverCapabilities: Set<String>, configuredHints: [String: DesktopHint]
+        for delivery: SinkDelivery, serverCapabilities: Set<String>, configuredHints: [String: DesktopHint],
+        daemon: DaemonIdentity? = nil
     ) -> (request: DesktopNotificationRequest, notes: [String]) {
         let event = delivery.event
         var notes: [String] = []
@@ -33,9 +36,9 @@ struct DesktopNotificationRequest: Hashable, Sendable {
         case .show:
             replacesID = 0
         case .replace(let handle):
-            replacesID = id(from: handle, notes: &notes)
+            replacesID = id(from: handle, daemon: daemon, notes: &notes)
         case .updateDuplicateCount(let handle, let count):
-            replacesID = id(from: handle, notes: &notes)
+            replacesID = id(from: handle, daemon: daemon, notes: &notes)
             summary += " (×\(count))"
         }
 
@@ -91,11 +94,17 @@ struct DesktopNotificationRequest: Hashable, Sendable {
         return escaped
     }
 
-    private static func id(from handle: SinkHandle, notes: inout [String]) -> UInt32 {
-        guard let id = UInt32(handle.value), id > 0, id <= UInt32(Int32.max) else {
+    private static func id(from handle: SinkHandle, daemon: DaemonIdentity?, notes: inout [String]) -> UInt32 {
+        guard let parsed = DesktopHandle(handle) else {
             notes.append("handle \"\(handle.value)\" is not a desktop notification id; shown as a new notification")
             return 0
         }
-        return id
+        guard parsed.isFrom(daemon) else {
+            // The id may now be another application's notification: never replace that.
+            notes.append("handle \"\(handle.value)\" was given by a notification daemon that no longer owns the name "
+                + "(it or the bus restarted); shown as a new notification")
+            return 0
+        }
+        return parsed.id
     }
 }

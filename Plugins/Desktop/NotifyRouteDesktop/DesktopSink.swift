@@ -41,11 +41,22 @@ import Synchronization
 ///   desktop: { kind: desktop, deadline: 1s, hints: { transient: "true", desktop-entry: backup } }
 /// ```
 public final class DesktopSink: NotificationSink {
+    /// How long the router waits for a desktop sink whose config sets no `deadline`: a
+    /// desktop notification that takes longer than a second is not coming (a daemon
+    /// answers `Notify` in milliseconds), and a caller should hear so.
+    public static let defaultDeadline: Duration = .seconds(1)
+
     /// The `desktop` kind for a ``SinkRegistry``.
     public static let plugin = SinkPlugin(
         kind: "desktop",
         summary: "desktop notifications through libnotify on the session bus (urgency, timeout, replace, close, actions)",
-        optionKeys: ["hints", "probe_timeout"]
+        options: [
+            .option("hints", .stringMap, example: "{ transient: \"true\", desktop-entry: backup }",
+                    "extra hints for every notification (`category` here is a default the event's overrides)"),
+            .option("probe_timeout", .duration, default: .value(DurationParser.format(Configuration().probeTimeout)), example: "250ms",
+                    "how long a probe of the daemon may take before it counts as hung (at most 5s)"),
+        ],
+        defaultDeadline: defaultDeadline
     ) { options in
         try DesktopSink(options: options)
     }
@@ -139,14 +150,14 @@ public final class DesktopSink: NotificationSink {
         try refuseWhileStuck()
         let probe = probe, hub = hub, hints = configuration.hints
         let stage = DeliveryStage()
-        let answer: Result<(id: UInt32, notes: [String]), SinkError> = await DeadlineTimer.shared.first(
+        // A daemon the bus is starting is waited for until then, leaving a moment to show.
+        let startDeadline = delivery.deadline - .milliseconds(50)
+        let answer: Result<(handle: SinkHandle, notes: [String]), SinkError> = await DeadlineTimer.shared.first(
             by: delivery.deadline,
             // Made only at the deadline: the router's words for a sink that does not answer in time.
-            orElse: .failure(stage.showQueued
-                ? SinkError(.timedOut, "no answer within \(Self.formatted(delivery.deadline - started)) (the sink's deadline)", isRetryable: true)
-                : ServerProbeCache.notProbedInTime)
+            orElse: .failure(stage.timedOut(after: Self.formatted(delivery.deadline - started)))
         ) { answer in
-            probe.server(freshWithin: Self.recheckAfter) { outcome in
+            let show: @Sendable (ServerProbeCache.Outcome) -> Void = { outcome in
                 let server: NotificationServer
                 switch outcome {
                 case .success(let known): server = known
@@ -154,45 +165,77 @@ public final class DesktopSink: NotificationSink {
                 }
                 let thread: GLibLoopThread
                 do throws(SinkError) { thread = try GLibLoopThread.start() } catch { return answer(.failure(error)) }
-                let (request, notes) = DesktopNotificationRequest.make(
-                    for: delivery, serverCapabilities: server.capabilities, configuredHints: hints)
                 // An answer stored by another process is trusted until this Notify: should the
                 // daemon have hung since, forget it within the probe timeout, even if libnotify
                 // blocks and the process ends at the deadline first.
                 let watchdog = probe.isUnconfirmed ? DeadlineTimer.shared.schedule(at: .now + probe.timeout) { probe.forget() } : nil
-                stage.markShowQueued()
+                stage.mark(.showQueued)
                 thread.submit {
                     defer { watchdog.map(DeadlineTimer.shared.cancel) }
+                    let daemon = Self.currentDaemon(for: delivery.intent, probe: probe)
+                    let (request, notes) = DesktopNotificationRequest.make(
+                        for: delivery, serverCapabilities: server.capabilities, configuredHints: hints, daemon: daemon)
+                    let token = daemon?.token ?? ""
                     do throws(SinkError) {
-                        answer(.success((try LibNotifyPresenter.show(request, hub: hub), notes)))
+                        let id = try LibNotifyPresenter.show(request, hub: hub, daemon: token)
+                        answer(.success((DesktopHandle(id: id, daemon: token).sinkHandle, notes)))
                     } catch {
                         answer(.failure(error))
                     }
+                }
+            }
+            probe.server(freshWithin: Self.recheckAfter) { outcome in
+                // The bus is starting the daemon: wait for it while the deadline allows,
+                // so the first notification is shown rather than lost to a slow start.
+                if case .failure(let error) = outcome, probe.shouldWaitForStart(after: error), .now < startDeadline {
+                    stage.mark(.waitingForStart)
+                    probe.server(freshWithin: Self.recheckAfter, startDeadline: startDeadline, reply: show)
+                } else {
+                    show(outcome)
                 }
             }
         }
         switch answer {
         case .success(let shown):
             probe.recordContact()
-            return SinkReceipt(handle: SinkHandle(String(shown.id)), notes: shown.notes)
+            return SinkReceipt(handle: shown.handle, notes: shown.notes)
         case .failure(let error):
             // A Notify that failed or did not answer: the daemon is asked again next time.
-            if stage.showQueued { probe.forget() }
+            if stage.current == .showQueued { probe.forget() }
             throw error
         }
     }
 
+    /// Who owns the daemon's name, for the handle of what is shown now. A replace asks
+    /// the bus afresh (one round trip to the bus, not the daemon): its stored id may be
+    /// from a daemon that has restarted since, whose ids now name other applications'
+    /// notifications. A daemon found to have changed is probed again next time. On the GLib thread.
+    private static func currentDaemon(for intent: SinkDelivery.Intent, probe: ServerProbeCache) -> DaemonIdentity? {
+        let known = probe.identity
+        if case .show = intent, let known { return known }
+        let current = NotificationServerProbe.identity(timeout: probe.timeout)
+        if current != known { probe.forget() }
+        return current
+    }
+
+    /// Closes the notification the handle names, if the daemon that showed it still owns
+    /// the name; otherwise that notification went with its daemon, and the id may now be
+    /// another application's: nothing is closed.
     public func close(_ request: SinkCloseRequest) async throws -> SinkReceipt {
-        guard let id = UInt32(request.handle.value), id > 0 else {
+        guard let handle = DesktopHandle(request.handle) else {
             throw SinkError(.failed, "handle \"\(request.handle.value)\" is not a desktop notification id")
         }
         try refuseWhileStuck()
         _ = try await probe.server(freshWithin: Self.recheckAfter).get()
         let timeout = min(configuration.probeTimeout, max(.milliseconds(1), request.deadline - .now))
-        try await GLibLoopThread.start().perform { () throws(SinkError) in
-            try NotificationServerProbe.closeNotification(id: id, timeout: timeout)
+        let closed = try await GLibLoopThread.start().perform { () throws(SinkError) -> Bool in
+            guard handle.isFrom(NotificationServerProbe.identity(timeout: timeout)) else { return false }
+            try NotificationServerProbe.closeNotification(id: handle.id, timeout: timeout)
+            return true
         }
-        return SinkReceipt(handle: request.handle)
+        return SinkReceipt(handle: request.handle, notes: closed ? [] : [
+            "nothing closed: the notification daemon that showed it no longer owns the name (it or the bus restarted)",
+        ])
     }
 
     /// A delivery's allowance as the config writes it, to the millisecond.
@@ -213,6 +256,10 @@ public final class DesktopSink: NotificationSink {
     /// hung) would hold every later call behind it: fail at once instead of queueing.
     private func refuseWhileStuck() throws(SinkError) {
         if let busy = GLibLoopThread.busyFor, busy > configuration.probeTimeout + .milliseconds(250) {
+            if NotificationServerProbe.isWaitingForStart {
+                throw SinkError(.unavailable, "the notification daemon is not up yet: \(NotificationServerProbe.pendingStart) "
+                    + "(an earlier delivery has been waiting for it for \(DurationParser.format(busy)))", isRetryable: true)
+            }
             throw SinkError(
                 .timedOut,
                 "the notification daemon has not answered an earlier request for \(DurationParser.format(busy)); it may be hung",
@@ -223,7 +270,22 @@ public final class DesktopSink: NotificationSink {
 
 /// How far one ``DesktopSink/deliver(_:)`` got, for the message its deadline gives.
 private final class DeliveryStage: Sendable {
-    private let queued = Atomic<Bool>(false)
-    var showQueued: Bool { queued.load(ordering: .acquiring) }
-    func markShowQueued() { queued.store(true, ordering: .releasing) }
+    enum Stage: UInt8, AtomicRepresentable { case probing, waitingForStart, showQueued }
+    private let stage = Atomic<Stage>(.probing)
+    var current: Stage { stage.load(ordering: .acquiring) }
+    func mark(_ new: Stage) { stage.store(new, ordering: .releasing) }
+
+    /// What the deadline says, `allowance` after the delivery began.
+    func timedOut(after allowance: String) -> SinkError {
+        switch current {
+        case .probing:
+            ServerProbeCache.notProbedInTime
+        case .waitingForStart:
+            SinkError(.unavailable, "the notification daemon could not be started within \(allowance) (the sink's deadline): "
+                + "\(NotificationServerProbe.pendingStart) (the start timed out)", isRetryable: true)
+        case .showQueued:
+            SinkError(.timedOut, "the notification daemon did not answer Notify within \(allowance) (the sink's deadline); it may be hung",
+                      isRetryable: true)
+        }
+    }
 }

@@ -16,8 +16,11 @@ enum LibNotifyPresenter {
     ///
     /// Call only after a successful probe: on a hung daemon `notify_notification_show`
     /// blocks 25 s, and dropping an object whose show failed may block 25 s more.
-    static func show(_ request: DesktopNotificationRequest, hub: InteractionHub) throws(SinkError) -> UInt32 {
+    /// - Parameter daemon: the ``DaemonIdentity/token`` of the daemon shown to, for the
+    ///   handles of its interactions (the same as the receipt's).
+    static func show(_ request: DesktopNotificationRequest, hub: InteractionHub, daemon: String) throws(SinkError) -> UInt32 {
         if notify_is_initted() == 0 { _ = notify_init("notify-route") }
+        let context = NotificationContext(hub: hub, daemon: daemon)
 
         let notification = notify_notification_new(request.summary, request.body, request.icon)!
         if request.replacesID != 0 { nr_notification_set_id(notification, request.replacesID) }
@@ -32,17 +35,17 @@ enum LibNotifyPresenter {
             notify_notification_add_action(
                 notification, action.id, action.label, { notification, action, userData in
                     guard let notification, let action, let userData else { return }
-                    let hub = Unmanaged<InteractionHub>.fromOpaque(userData).takeUnretainedValue()
+                    let context = Unmanaged<NotificationContext>.fromOpaque(userData).takeUnretainedValue()
                     let id = nr_notification_get_id(notification)
-                    hub.publish(SinkInteraction(handle: SinkHandle(String(id)), interaction: .actionInvoked(String(cString: action))))
+                    context.hub.publish(SinkInteraction(handle: context.handle(id), interaction: .actionInvoked(String(cString: action))))
                 },
-                Unmanaged.passRetained(hub).toOpaque(), { userData in
-                    if let userData { Unmanaged<InteractionHub>.fromOpaque(userData).release() }
+                Unmanaged.passRetained(context).toOpaque(), { userData in
+                    if let userData { Unmanaged<NotificationContext>.fromOpaque(userData).release() }
                 })
         }
         _ = nr_notification_connect_closed(notification, { notification, userData in
             guard let notification, let userData else { return }
-            let hub = Unmanaged<InteractionHub>.fromOpaque(userData).takeUnretainedValue()
+            let context = Unmanaged<NotificationContext>.fromOpaque(userData).takeUnretainedValue()
             // libnotify resets the id to 0 right after this signal: read it now.
             let id = nr_notification_get_id(notification)
             let reason: DismissReason = switch notify_notification_get_closed_reason(notification) {
@@ -51,12 +54,12 @@ enum LibNotifyPresenter {
             case 3: .closed
             default: .undefined
             }
-            hub.publish(SinkInteraction(handle: SinkHandle(String(id)), interaction: .dismissed(reason)))
+            context.hub.publish(SinkInteraction(handle: context.handle(id), interaction: .dismissed(reason)))
             let object = NotificationObject(notification)
             // Not while libnotify is still emitting on the object: on the next turn of the loop.
             GLibLoopThread.running.submit { LibNotifyPresenter.forget(id: id, object: object) }
-        }, Unmanaged.passRetained(hub).toOpaque(), { userData, _ in
-            if let userData { Unmanaged<InteractionHub>.fromOpaque(userData).release() }
+        }, Unmanaged.passRetained(context).toOpaque(), { userData, _ in
+            if let userData { Unmanaged<NotificationContext>.fromOpaque(userData).release() }
         })
 
         var error: UnsafeMutablePointer<GError>?
@@ -68,9 +71,22 @@ enum LibNotifyPresenter {
             throw NotificationServerProbe.failure(error, method: "Notify", timeout: .seconds(25))
         }
         let id = nr_notification_get_id(notification)
-        hub.publish(SinkInteraction(handle: SinkHandle(String(id)), interaction: .shown))
+        hub.publish(SinkInteraction(handle: context.handle(id), interaction: .shown))
         remember(id: id, object: NotificationObject(notification))
         return id
+    }
+
+    /// Lets go of every notification and of libnotify's proxy, after the session bus went
+    /// away: the next `show` makes a new proxy on the new connection. The objects are
+    /// released while the old proxy still exists (their finalizer looks the proxy up, and
+    /// would otherwise make a new one to disconnect from).
+    static func reset() {
+        let released = live.withLock { live in
+            defer { live.removeAll() }
+            return live.map(\.object)
+        }
+        for object in released { nr_notification_unref(object.pointer) }
+        if notify_is_initted() != 0 { notify_uninit() }
     }
 
     /// Keeps `object` as the one notification for `id`; the one it replaces (same id) is
@@ -94,6 +110,18 @@ enum LibNotifyPresenter {
         }
         if found { nr_notification_unref(object.pointer) }
     }
+}
+
+/// What a notification's signal handlers need: where to publish, and the daemon for the handle.
+private final class NotificationContext: Sendable {
+    let hub: InteractionHub
+    let daemon: String
+    init(hub: InteractionHub, daemon: String) {
+        self.hub = hub
+        self.daemon = daemon
+    }
+
+    func handle(_ id: UInt32) -> SinkHandle { DesktopHandle(id: id, daemon: daemon).sinkHandle }
 }
 
 /// A `NotifyNotification` we hold a reference to.

@@ -1,5 +1,6 @@
 import CLibNotify
 import NotifyRoute
+import Synchronization
 
 /// What the notification daemon said about itself.
 struct NotificationServer: Hashable, Sendable {
@@ -26,7 +27,15 @@ enum NotificationServerProbe {
     static let interface = "org.freedesktop.Notifications"
 
     /// `GetServerInformation` then `GetCapabilities`, both within `timeout` together.
-    static func probe(timeout: Duration) throws(SinkError) -> NotificationServer {
+    ///
+    /// A daemon the bus starts on demand (its name is activatable) is started within the
+    /// same budget, or until `startDeadline` when that is later (a delivery that can wait
+    /// for a slow start). `startPending`: an earlier probe saw this start go on past its
+    /// budget; then the bus is not asked to start it again, only whether it is up now,
+    /// unless `startDeadline` allows a wait.
+    static func probe(
+        timeout: Duration, startDeadline: ContinuousClock.Instant? = nil, startPending: Bool = false
+    ) throws(SinkError) -> NotificationServer {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         let connection = try SessionBusConnection.get()
         let info: OpaquePointer
@@ -35,10 +44,11 @@ enum NotificationServerProbe {
         } catch let error where error.kind == .unavailable && isActivatable(connection, timeout: deadline - .now) {
             // Started on demand by D-Bus (dunst, mako, notification-daemon): let the bus
             // start it, within what is left of the same budget.
-            info = try call(connection, "GetServerInformation", nr_variant_new_unit(), reply: "(ssss)",
-                            timeout: max(.milliseconds(1), deadline - .now), budget: timeout, autoStart: true)
+            let waitUntil = max(deadline, startDeadline ?? deadline)
+            if startPending && startDeadline == nil { throw stillStarting }
+            info = try start(connection, until: waitUntil, budget: waitUntil == deadline ? timeout : nil)
         }
-        defer { g_variant_unref(info) }
+    defer { g_variant_unref(info) }
         let strings = (0..<4).map { index in
             let child = g_variant_get_child_value(info, gsize(index))
             defer { g_variant_unref(child) }
@@ -79,11 +89,70 @@ enum NotificationServerProbe {
         return DaemonIdentity(busGUID: String(cString: guid), owner: String(cString: g_variant_get_string(child, nil)))
     }
 
+    /// The GUID of the bus in hand (from the connection's handshake, no call).
+    static func busGUID() -> String? {
+        guard let connection = try? SessionBusConnection.get(), let guid = g_dbus_connection_get_guid(connection) else { return nil }
+        return String(cString: guid)
+    }
+
     /// `CloseNotification(id)`, bounded, instead of `notify_notification_close`'s 25 s.
     static func closeNotification(id: UInt32, timeout: Duration) throws(SinkError) {
         let connection = try SessionBusConnection.get()
         let reply = try call(connection, "CloseNotification", nr_variant_new_uint32_tuple(id), reply: "()", timeout: timeout)
         g_variant_unref(reply)
+    }
+
+    /// What a probe says while the bus is still starting the daemon (see ``start(_:until:budget:)``).
+    static let stillStarting = SinkError(
+        .unavailable, "the notification daemon is not up yet: \(pendingStart) (a start that timed out before)", isRetryable: true)
+
+    /// Whether the GLib thread is waiting for the bus to start the daemon (so a caller
+    /// that finds it busy is told that, not that the daemon may be hung). Any thread.
+    static var isWaitingForStart: Bool { waitingForStart.load(ordering: .acquiring) }
+    private static let waitingForStart = Atomic<Bool>(false)
+
+    /// The words of every error that means "the bus is still starting the daemon".
+    static let pendingStart = "the session bus was still starting \(busName)"
+
+    static func isStartPending(_ error: SinkError) -> Bool {
+        error.kind == .unavailable && error.message.contains(pendingStart)
+    }
+
+    /// `GetServerInformation` with auto-start: the bus starts the daemon and then passes
+    /// the call on. D-Bus's own error for a start that failed (`Spawn.ChildExited`, ...)
+    /// is named; a start still going on at `deadline` is told apart from a daemon that
+    /// started and does not answer by asking the bus who owns the name.
+    private static func start(_ connection: OpaquePointer, until deadline: ContinuousClock.Instant, budget: Duration?) throws(SinkError) -> OpaquePointer {
+        waitingForStart.store(true, ordering: .releasing)
+        defer { waitingForStart.store(false, ordering: .releasing) }
+        let allowance = deadline - .now
+        // A few milliseconds kept back to ask the bus who owns the name, should the start time out.
+        let reserve = min(.milliseconds(50), allowance / 10)
+        var error: UnsafeMutablePointer<GError>?
+        if let result = g_dbus_connection_call_sync(
+            connection, busName, objectPath, interface, "GetServerInformation", nr_variant_new_unit(), nr_variant_type("(ssss)"),
+            G_DBUS_CALL_FLAGS_NONE, Int32(clamping: max(1, DurationParser.milliseconds(allowance - reserve))), nil, &error) {
+            return result
+        }
+        guard let error else { throw SinkError(.failed, "GetServerInformation failed without an error message") }
+        if let remote = g_dbus_error_get_remote_error(error) {
+            let name = String(cString: remote)
+            g_free(remote)
+            if name.hasPrefix("org.freedesktop.DBus.Error.Spawn.") || name == "org.freedesktop.DBus.Error.TimedOut" {
+                let message = error.pointee.message.map { String(cString: $0) } ?? ""
+                g_error_free(error)
+                // "GDBus.Error:NAME: text": the text alone, after the name we give.
+                let text = message.firstRange(of: name + ": ").map { String(message[$0.upperBound...]) } ?? message
+                throw SinkError(.unavailable, "the notification daemon could not be started: the session bus tried to start \(busName) and got \(name) (\(text))",
+                                isRetryable: true)
+            }
+        }
+        let failure = failure(error, method: "GetServerInformation", timeout: budget ?? allowance)
+        if failure.kind == .timedOut && identity(timeout: reserve) == nil {
+            throw SinkError(.unavailable, "the notification daemon could not be started within \(DurationParser.format(budget ?? allowance)): \(pendingStart) (the start timed out)",
+                            isRetryable: true)
+        }
+        throw failure
     }
 
     /// Whether the bus can start a notification daemon on demand (a `.service` file).
@@ -111,13 +180,13 @@ enum NotificationServerProbe {
 
     private static func call(
         _ connection: OpaquePointer, _ method: String, _ arguments: OpaquePointer?, reply: String, timeout: Duration,
-        budget: Duration? = nil, autoStart: Bool = false
+        budget: Duration? = nil
     ) throws(SinkError) -> OpaquePointer {
         var error: UnsafeMutablePointer<GError>?
         let milliseconds = Int32(clamping: max(1, DurationParser.milliseconds(timeout)))
         guard let result = g_dbus_connection_call_sync(
             connection, busName, objectPath, interface, method, arguments, nr_variant_type(reply),
-            autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START, milliseconds, nil, &error)
+            G_DBUS_CALL_FLAGS_NO_AUTO_START, milliseconds, nil, &error)
         else {
             // Name the whole budget in messages ("within 500ms"), not what was left of it.
             throw failure(error, method: method, timeout: budget ?? timeout)

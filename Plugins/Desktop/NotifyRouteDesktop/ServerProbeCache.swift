@@ -23,9 +23,21 @@ final class ServerProbeCache: Sendable {
         var waiters: [@Sendable (Outcome) -> Void]?  // non-nil while a probe runs
         /// The outcome was read from ``StoredServerInformation``, not heard from the daemon.
         var fromStore = false
+        /// Who owned the daemon's name at the last successful probe.
+        var identity: DaemonIdentity?
+        /// When a probe first saw the bus still starting the daemon past its budget.
+        var startPendingSince: ContinuousClock.Instant?
     }
 
     static let failureLifetime: Duration = .seconds(2)
+    /// How long after a start first timed out deliveries still wait for it (up to their
+    /// deadlines); later, and for every caller without a deadline, a start still pending
+    /// is reported at once instead of costing the probe budget again.
+    static let startPatience: Duration = .seconds(10)
+    /// How long a start seen pending is remembered: probes then only ask whether the
+    /// daemon is up. Past it the bus is asked to start the daemon again (D-Bus gives up on
+    /// a start after its own `service_start_timeout`, 25 s by default).
+    static let startMemory: Duration = .seconds(120)
     let timeout: Duration
     private let state = Mutex(State())
 
@@ -68,6 +80,20 @@ final class ServerProbeCache: Sendable {
         }
     }
 
+    /// The daemon instance the last successful probe found.
+    var identity: DaemonIdentity? {
+        state.withLock { $0.identity }
+    }
+
+    /// Whether a caller with a deadline should wait for the start the bus has under way:
+    /// the last probe saw it pending, not so long ago that it looks stuck.
+    func shouldWaitForStart(after error: SinkError) -> Bool {
+        guard NotificationServerProbe.isStartPending(error) else { return false }
+        return state.withLock { state in
+            state.startPendingSince.map { ContinuousClock.now - $0 < Self.startPatience } ?? false
+        }
+    }
+
     /// What ``DesktopSink/deliver(_:)`` says when its deadline comes before the probe's answer.
     static let notProbedInTime = SinkError(
         .timedOut, "the notification daemon was not probed before the sink's deadline; it may be hung", isRetryable: true)
@@ -77,16 +103,23 @@ final class ServerProbeCache: Sendable {
     /// ran it: the GLib thread (unless libnotify could not be loaded), so `reply` can queue
     /// the next GLib job from there without a hand-over to another thread and back.
     /// `reply` must not block.
-    func server(freshWithin: Duration?, reply: @escaping @Sendable (Outcome) -> Void) {
+    ///
+    /// - Parameter startDeadline: a caller that can wait for a daemon the bus is starting
+    ///   (a delivery, until its deadline); the probe then waits for the start past its budget.
+    func server(freshWithin: Duration?, startDeadline: ContinuousClock.Instant? = nil, reply: @escaping @Sendable (Outcome) -> Void) {
         enum Step { case answer(Outcome), wait, probe }
         let step = state.withLock { state -> Step in
             let now = ContinuousClock.now
             switch state.outcome {
             case .success(let server)?:
                 if let freshWithin, let last = state.lastContact, now - last > freshWithin { break }
+                // The bus went away since: ask again, on a new connection.
+                if SessionBusConnection.isClosed { break }
                 return .answer(.success(server))
             case .failure(let error)?:
-                if let failedAt = state.failedAt, now - failedAt < Self.failureLifetime { return .answer(.failure(error)) }
+                let waitsForStart = startDeadline != nil && NotificationServerProbe.isStartPending(error)
+                    && state.startPendingSince.map { now - $0 < Self.startPatience } ?? false
+                if !waitsForStart, let failedAt = state.failedAt, now - failedAt < Self.failureLifetime { return .answer(.failure(error)) }
             case nil:
                 break
             }
@@ -101,7 +134,7 @@ final class ServerProbeCache: Sendable {
         switch step {
         case .answer(let outcome): reply(outcome)
         case .wait: break
-        case .probe: runProbe()
+        case .probe: runProbe(startDeadline: startDeadline)
         }
     }
 
@@ -131,7 +164,7 @@ final class ServerProbeCache: Sendable {
 
     /// Queues the probe on the GLib thread; `becomingTheGLibThread`: the calling thread,
     /// made for this, then runs the GLib loop itself (see ``GLibLoopThread/startHere(with:)``).
-    private func runProbe(becomingTheGLibThread: Bool = false) {
+    private func runProbe(becomingTheGLibThread: Bool = false, startDeadline: ContinuousClock.Instant? = nil) {
         let timeout = timeout
         // Another process's answer will do only for the first probe of this sink; a
         // recheck is there to hear from the daemon itself.
@@ -139,23 +172,33 @@ final class ServerProbeCache: Sendable {
         let job: @Sendable () -> Void = { [self] in
             let identity = NotificationServerProbe.identity(timeout: timeout)
             if firstProbe, let identity, let stored = StoredServerInformation.read(for: identity) {
-                finish(.success(stored), fromStore: true)
+                finish(.success(stored), fromStore: true, identity: identity)
                 return
             }
+            // Nobody owns the name: an earlier process may have seen the bus start the daemon.
+            let guid = identity == nil ? NotificationServerProbe.busGUID() : nil
+            if firstProbe, let guid, let age = StoredServerInformation.pendingStartAge(busGUID: guid) {
+                state.withLock { $0.startPendingSince = .now - age }
+            }
+            let startPending = state.withLock { state in
+                state.startPendingSince.map { ContinuousClock.now - $0 < Self.startMemory } ?? false
+            }
             let outcome: Outcome
+            var owner = identity
             do throws(SinkError) {
-                let server = try NotificationServerProbe.probe(timeout: timeout)
+                let server = try NotificationServerProbe.probe(timeout: timeout, startDeadline: startDeadline, startPending: startPending)
                 // A daemon the bus has just started has an owner only now.
-                if let owner = identity ?? NotificationServerProbe.identity(timeout: timeout) {
-                    StoredServerInformation.write(server, for: owner)
-                }
+                owner = identity ?? NotificationServerProbe.identity(timeout: timeout)
+                if let owner { StoredServerInformation.write(server, for: owner) }
                 outcome = .success(server)
             } catch {
                 // A daemon that owns the name but does not answer: no one should trust its old answer.
                 if identity != nil { StoredServerInformation.remove() }
+                // The next process then asks only whether the daemon is up, not waits again.
+                if let guid, NotificationServerProbe.isStartPending(error) { StoredServerInformation.recordPendingStart(busGUID: guid) }
                 outcome = .failure(error)
             }
-            finish(outcome, fromStore: false)
+            finish(outcome, fromStore: false, identity: owner)
         }
         do throws(SinkError) {
             if becomingTheGLibThread {
@@ -164,21 +207,30 @@ final class ServerProbeCache: Sendable {
                 try GLibLoopThread.start().submit(job)
             }
         } catch {
-            finish(.failure(error), fromStore: false)
+            finish(.failure(error), fromStore: false, identity: nil)
         }
     }
 
-    private func finish(_ outcome: Outcome, fromStore: Bool) {
+    private func finish(_ outcome: Outcome, fromStore: Bool, identity: DaemonIdentity?) {
         let waiters = state.withLock { state in
             let now = ContinuousClock.now
             switch outcome {
             case .success:
                 state.outcome = outcome
                 state.lastContact = now
-            case .failure:
+                state.identity = identity
+                state.startPendingSince = nil
+            case .failure(let error):
                 // A daemon that answered before and fails now: forget its capabilities too.
                 state.outcome = outcome
                 state.failedAt = now
+                state.identity = nil
+                if NotificationServerProbe.isStartPending(error) {
+                    // A start remembered longer than that was asked for again: a new attempt.
+                    if state.startPendingSince.map({ now - $0 >= Self.startMemory }) ?? true { state.startPendingSince = now }
+                } else {
+                    state.startPendingSince = nil
+                }
             }
             state.fromStore = fromStore
             let waiters = state.waiters ?? []

@@ -8,13 +8,25 @@ import Synchronization
 /// GLib makes bus connections exit the process when the bus goes away
 /// (`exit-on-close`); a router inside a long-running service must not die with the
 /// session bus, so the plugin turns that off and keeps a reference for the process.
+///
+/// When the bus goes away the connection stays closed for good: the next call connects
+/// again (to the same address, where a restarted bus listens), and libnotify, whose
+/// proxy holds the old connection, is started afresh (``LibNotifyPresenter/reset()``).
 enum SessionBusConnection {
     private static let shared = Mutex<BusPointer?>(nil)
 
+    /// Whether the connection in hand has been closed (the bus went away). Any thread.
+    static var isClosed: Bool {
+        shared.withLock { $0.map { g_dbus_connection_is_closed($0.pointer) != 0 } ?? false }
+    }
+
     /// The connection, made on first use. Call on the GLib thread.
     static func get() throws(SinkError) -> OpaquePointer {
-        if let connection = shared.withLock({ $0 }), g_dbus_connection_is_closed(connection.pointer) == 0 {
-            return connection.pointer
+        if let connection = shared.withLock({ $0 }) {
+            if g_dbus_connection_is_closed(connection.pointer) == 0 { return connection.pointer }
+            // GLib forgets its shared session connection once closed; libnotify must too.
+            LibNotifyPresenter.reset()
+            forget()
         }
         let address = variable("DBUS_SESSION_BUS_ADDRESS").flatMap { $0.isEmpty ? nil : $0 }
         if address == nil {

@@ -29,8 +29,44 @@ enum StoredServerInformation {
 
     /// The stored answer of the daemon `identity` names, if there is one.
     static func read(for identity: DaemonIdentity, directory: String? = defaultDirectory()) -> NotificationServer? {
-        guard let directory else { return nil }
-        let descriptor = open(directory + "/" + fileName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard let directory, let text = readOwnFile(directory + "/" + fileName)?.text else { return nil }
+        return decode(text, for: identity)
+    }
+
+    /// Stores `server` as the answer of `identity`; silently does nothing when it cannot.
+    static func write(_ server: NotificationServer, for identity: DaemonIdentity, directory: String? = defaultDirectory()) {
+        guard let directory, let text = encode(server, for: identity) else { return }
+        writeAtomically(text, to: directory + "/" + fileName)
+        unlink(directory + "/" + startFileName)
+    }
+
+    /// A start of the daemon that the bus with `busGUID` had not finished past a probe's
+    /// budget, seen by this process or an earlier one: how long ago it was first seen.
+    static let startFileName = "desktop-start"
+    static let startHeader = "notify-route desktop-start 1"
+
+    static func pendingStartAge(busGUID: String, directory: String? = defaultDirectory()) -> Duration? {
+        guard let directory, let file = readOwnFile(directory + "/" + startFileName),
+              file.text == "\(startHeader)\n\(busGUID)\n"
+        else { return nil }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let age = Duration.seconds(now.tv_sec - file.modified.tv_sec) + .nanoseconds(now.tv_nsec - file.modified.tv_nsec)
+        return age >= .zero ? age : nil
+    }
+
+    /// Records that the bus with `busGUID` is still starting the daemon, unless an earlier
+    /// record for that bus says since when (the first sighting is what counts).
+    static func recordPendingStart(busGUID: String, directory: String? = defaultDirectory()) {
+        if let age = pendingStartAge(busGUID: busGUID, directory: directory), age < ServerProbeCache.startMemory { return }
+        guard let directory else { return }
+        writeAtomically("\(startHeader)\n\(busGUID)\n", to: directory + "/" + startFileName)
+    }
+
+    /// A small file's text and modification time, when it is a regular file of ours
+    /// that no one else can write.
+    private static func readOwnFile(_ path: String) -> (text: String, modified: timespec)? {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var info = stat()
@@ -45,13 +81,11 @@ enum StoredServerInformation {
             guard got > 0 else { return nil }
             count += got
         }
-        return decode(String(decoding: bytes, as: UTF8.self), for: identity)
+        return (String(decoding: bytes, as: UTF8.self), info.st_mtim)
     }
 
-    /// Stores `server` as the answer of `identity`; silently does nothing when it cannot.
-    static func write(_ server: NotificationServer, for identity: DaemonIdentity, directory: String? = defaultDirectory()) {
-        guard let directory, let text = encode(server, for: identity) else { return }
-        let path = directory + "/" + fileName
+    /// Writes `text` to a temporary file, then renames it over `path`.
+    private static func writeAtomically(_ text: String, to path: String) {
         let temporary = "\(path).\(getpid()).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { return }

@@ -120,7 +120,11 @@ extension ExecSink {
     public static let plugin = SinkPlugin(
         kind: "exec",
         summary: "an external program speaking JSON lines on stdin/stdout (command: [program, args...]); never a shell",
-        optionKeys: ["command", "env"]
+        options: [
+            .option("command", .strings, default: .required, example: "[/usr/local/bin/page-oncall, --team, ops]",
+                    "the program and its arguments, run without a shell"),
+            .option("env", .stringMap, example: "{ ONCALL_TEAM: ops }", "environment variables added for the program"),
+        ]
     ) { options in
         guard let command = try options.stringList("command"), let program = command.first, !program.isEmpty else {
             throw options.error("needs `command: [program, args...]`, for example command: [/usr/local/bin/page-oncall, --team, ops]", at: "command")

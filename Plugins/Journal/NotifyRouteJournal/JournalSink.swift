@@ -104,7 +104,13 @@ public struct JournalSink: NotificationSink {
     public static let plugin = SinkPlugin(
         kind: "journal",
         summary: "a structured record per event in the systemd journal (native protocol; sd_journal_sendv for big records), with a bounded queue for a hung journald",
-        optionKeys: ["identifier", "queue_size", "fields"]
+        options: [
+            .option("identifier", .string, default: .implicit("the event's app"), example: "backupd",
+                    "the SYSLOG_IDENTIFIER of every record"),
+            .option("queue_size", .int(0...1_000_000), default: .value("0"), example: "100",
+                    "how many records may wait for a stalled journald (0: none)"),
+            .option("fields", .stringMap, example: "{ TEAM: ops }", "journal fields added to every record"),
+        ]
     ) { options in
         let identifier = try options.string("identifier")
         if let identifier, identifier.isEmpty || identifier.contains(where: \.isNewline) {

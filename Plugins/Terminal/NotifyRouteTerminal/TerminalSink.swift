@@ -106,7 +106,20 @@ public struct TerminalSink: NotificationSink {
     public static let plugin = SinkPlugin(
         kind: "terminal",
         summary: "a line per event, or a banner at the top of the terminal (style: banner), tinted by level",
-        optionKeys: ["style", "output", "color", "policy", "compact", "device"]
+        options: [
+            .option("style", .choice(Style.allCases.map(\.rawValue)), default: .value(Style.line.rawValue), example: "banner",
+                    "a line per event, or a banner at the top of the terminal"),
+            .option("output", .choice(Output.allCases.map(\.rawValue)), default: .value(Output.standardError.rawValue),
+                    example: "tty", "where lines go (`tty`: the controlling terminal)"),
+            .option("color", .choice(ColorMode.allCases.map(\.rawValue)), default: .value(ColorMode.auto.rawValue),
+                    example: "never", "tint by level (`auto`: on a terminal without `NO_COLOR`)"),
+            .option("policy", .choice(BannerPolicy.allCases.map(\.rawValue)), default: .value(BannerPolicy.oneAtATime.rawValue),
+                    example: "queue", "what a banner does when another event arrives while it shows"),
+            .option("compact", .choice(CompactMode.allCases.map(\.rawValue)), default: .value(CompactMode.auto.rawValue),
+                    example: "always", "a one-row banner (`auto`: under 60 columns or 10 rows)"),
+            .option("device", .string, default: .implicit("the controlling terminal"), example: "/dev/pts/3",
+                    "the terminal a banner is drawn on (an absolute path)"),
+        ]
     ) { options in
         func choice<T: RawRepresentable & CaseIterable>(_ key: String, _ type: T.Type, default value: T) throws -> T
         where T.RawValue == String {

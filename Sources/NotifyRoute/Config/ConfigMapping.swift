@@ -5,10 +5,13 @@ struct ConfigMapping: Sendable {
     let entries: [ConfigEntry]
     /// Where this mapping sits, for messages: `sink "tty"`, `route 2`.
     let context: String
+    /// The schema's section, whose keys declare the ranges and choices of ``int(_:)`` and ``choice(_:)``.
+    let section: ConfigSection?
 
-    init(_ node: ConfigNode, context: String, allowing allowedKeys: [String]) throws(ConfigError) {
+    init(_ node: ConfigNode, context: String, allowing allowedKeys: [String], section: ConfigSection? = nil) throws(ConfigError) {
         self.node = node
         self.context = context
+        self.section = section
         switch node.value {
         case .null:
             entries = []
@@ -22,6 +25,11 @@ struct ConfigMapping: Sendable {
                 Suggestions.unknown("key", entry.key, in: context, expected: allowedKeys),
                 at: entry.keyLocation ?? entry.value.location)
         }
+    }
+
+    /// A mapping of one section of the config schema: its keys are the ones allowed.
+    init(_ node: ConfigNode, context: String, section: ConfigSection) throws(ConfigError) {
+        try self.init(node, context: context, allowing: ConfigSchema.names(in: section), section: section)
     }
 
     subscript(key: String) -> ConfigNode? {
@@ -64,6 +72,22 @@ struct ConfigMapping: Sendable {
 
     func stringMap(_ key: String) throws(ConfigError) -> [String: String]? {
         try self[key].map { node throws(ConfigError) in try node.stringMap(key) }
+    }
+
+    /// A whole number in the range the schema declares for `key`.
+    func int(_ key: String) throws(ConfigError) -> Int? {
+        guard case .int(let range)? = schemaKey(key)?.type else { preconditionFailure("\(key) is not a whole number in the schema") }
+        return try int(key, in: range)
+    }
+
+    /// One of the values the schema declares for `key`.
+    func choice(_ key: String) throws(ConfigError) -> String? {
+        guard case .choice(let choices)? = schemaKey(key)?.type else { preconditionFailure("\(key) is not a choice in the schema") }
+        return try choice(key, from: choices)
+    }
+
+    private func schemaKey(_ name: String) -> ConfigKey? {
+        section.flatMap { section in ConfigSchema.keys(in: section).first { $0.name == name } }
     }
 
     func choice(_ key: String, from choices: [String]) throws(ConfigError) -> String? {

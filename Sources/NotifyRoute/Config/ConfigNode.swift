@@ -34,7 +34,9 @@ public struct ConfigNode: Hashable, Sendable {
     /// libyaml's event parser composes the tree (``YAMLComposer``); every value is kept
     /// as the string written, and only a plain empty, `~` or `null` is null: the readers
     /// of ``ConfigMapping`` decide what `true` or `5` means where they expect it.
+    /// A UTF-8 byte-order mark at the start (as some Windows editors save) is skipped.
     public static func parse(yaml: String, file: String) throws(ConfigError) -> ConfigNode {
+        let yaml = yaml.unicodeScalars.first == "\u{FEFF}" ? String(yaml.unicodeScalars.dropFirst()) : yaml
         guard let root = try YAMLComposer.singleRoot(yaml: yaml, file: file) else {
             return ConfigNode(.null, at: SourceLocation(file: file, line: 1, column: 1))
         }

@@ -52,7 +52,10 @@ public struct ConfigSource: Sendable, Hashable {
         return stat(path, &info) == 0
     }
 
-    /// Reads a file as UTF-8, naming the line and column of the first invalid byte.
+    /// Reads a regular file as UTF-8, naming the line and column of the first invalid byte.
+    ///
+    /// Anything else is refused before it is read: a FIFO would block the open until a
+    /// writer came, and a device (`/dev/zero`, `/dev/tty`) is not a config.
     public static func read(path: String) throws(ConfigError) -> ConfigSource {
         let start = SourceLocation(file: path, line: 1, column: 1)
         func failure(_ code: Int32) -> ConfigError {
@@ -64,11 +67,28 @@ public struct ConfigSource: Sendable, Hashable {
             }
             return ConfigError("cannot read the config file: \(why)", at: start)
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        func refuseUnlessRegular(_ info: stat) throws(ConfigError) {
+            let what: String? = switch info.st_mode & S_IFMT {
+            case S_IFREG: nil
+            case S_IFDIR: "a directory"
+            case S_IFIFO: "a FIFO (named pipe)"
+            case S_IFCHR: "a character device"
+            case S_IFBLK: "a block device"
+            case S_IFSOCK: "a socket"
+            default: "not a file"
+            }
+            if let what { throw ConfigError("cannot read the config file: it is \(what); expected a regular file", at: start) }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw failure(errno) }
+        try refuseUnlessRegular(info)
+        // Non-blocking and without a controlling terminal, should the path have been
+        // swapped for a FIFO or a terminal since the stat: checked again on the descriptor.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { throw failure(errno) }
         defer { close(fd) }
-        var info = stat()
-        if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { throw failure(EISDIR) }
+        guard fstat(fd, &info) == 0 else { throw failure(errno) }
+        try refuseUnlessRegular(info)
         let bytes: [UInt8]
         switch FileContents.read(fd, limit: maximumSize, expectedSize: Int(info.st_size)) {
         case .success(let read): bytes = read

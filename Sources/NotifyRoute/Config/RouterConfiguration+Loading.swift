@@ -1,16 +1,6 @@
 extension RouterConfiguration {
     /// The top-level keys of a config file: a contract users and outside tests rely on.
-    public static let topLevelKeys = ["defaults", "levels", "sinks", "rules", "routes", "fallback", "state", "inhibit"]
-    static let matchKeys = ["level", "source", "app", "title", "body", "category", "tags"]
-    static let ruleKeys = ["name", "match", "set"]
-    static let ruleEffectKeys = [
-        "level", "timeout", "app", "source", "icon", "category", "tags", "dedup_key", "replace_key", "message_id",
-        "fields", "drop",
-    ]
-    static let routeKeys = ["name", "match", "to", "continue", "failover", "dedup", "set", "rate", "quiet"]
-    static let routeEffectKeys = ["timeout", "app", "icon", "category"]
-    static let defaultsKeys = ["level", "timeout", "app", "source", "icon", "category", "deadline"]
-    static let levelKeys = ["timeout", "priority", "urgency", "tint"]
+    public static let topLevelKeys = ConfigSchema.names(in: .top)
 
     /// Parses and validates YAML text. `file` names the source in errors. Sink kinds
     /// and their option keys are checked against `registry`.
@@ -20,11 +10,11 @@ extension RouterConfiguration {
 
     /// Validates a config tree (from YAML or built in code).
     public static func load(node root: ConfigNode, origin: String, registry: SinkRegistry) throws(ConfigError) -> RouterConfiguration {
-        let top = try ConfigMapping(root, context: "the config", allowing: topLevelKeys)
+        let top = try ConfigMapping(root, context: "the config", section: .top)
         var config = RouterConfiguration(origin: origin)
 
         if let node = top["defaults"] {
-            let map = try ConfigMapping(node, context: "defaults", allowing: defaultsKeys)
+            let map = try ConfigMapping(node, context: "defaults", section: .defaults)
             config.defaults = EventDefaults(
                 level: try map.level("level"), timeout: try map.timeout("timeout"), app: try map.string("app"),
                 source: try map.string("source"), icon: try map.string("icon"), category: try map.string("category"),
@@ -35,12 +25,12 @@ extension RouterConfiguration {
             let map = try ConfigMapping(node, context: "levels", allowing: Level.allCases.map(\.rawValue))
             for entry in map.entries {
                 let level = Level(rawValue: entry.key)!
-                let row = try ConfigMapping(entry.value, context: "levels.\(entry.key)", allowing: levelKeys)
-                var overrides = LevelOverrides(timeout: try row.timeout("timeout"), journalPriority: try row.int("priority", in: 0...7))
-                if let urgency = try row.choice("urgency", from: Urgency.allCases.map(\.rawValue)) {
+                let row = try ConfigMapping(entry.value, context: "levels.\(entry.key)", section: .level)
+                var overrides = LevelOverrides(timeout: try row.timeout("timeout"), journalPriority: try row.int("priority"))
+                if let urgency = try row.choice("urgency") {
                     overrides.urgency = Urgency(rawValue: urgency)
                 }
-                if let tint = try row.choice("tint", from: Tint.allCases.map(\.rawValue)) {
+                if let tint = try row.choice("tint") {
                     overrides.tint = Tint(rawValue: tint)
                 }
                 config.levels[level] = overrides
@@ -49,6 +39,10 @@ extension RouterConfiguration {
 
         if let node = top["sinks"] {
             config.sinks = try parseSinks(node, registry: registry)
+            // A kind's own default (the desktop's 1s) where neither the entry nor `defaults` sets one.
+            for index in config.sinks.indices where config.sinks[index].deadline == nil && config.defaults.deadline == nil {
+                config.sinks[index].deadline = registry.plugin(forKind: config.sinks[index].kind)?.defaultDeadline
+            }
         }
         let sinkNames = config.sinks.map(\.name)
 
@@ -75,8 +69,8 @@ extension RouterConfiguration {
         }
 
         if let node = top["state"] {
-            let map = try ConfigMapping(node, context: "state", allowing: ["max_entries"])
-            if let max = try map.int("max_entries", in: 1...10_000_000) { config.state.maxEntries = max }
+            let map = try ConfigMapping(node, context: "state", section: .state)
+            if let max = try map.int("max_entries") { config.state.maxEntries = max }
         }
 
         if config.routes.isEmpty && config.fallback.isEmpty && !config.sinks.isEmpty {
@@ -133,7 +127,7 @@ extension RouterConfiguration {
 
     private static func parseMatcher(_ node: ConfigNode?, context: String) throws(ConfigError) -> EventMatcher {
         guard let node else { return .any }
-        let map = try ConfigMapping(node, context: context.hasPrefix("inhibit") ? context : "\(context) match", allowing: matchKeys)
+        let map = try ConfigMapping(node, context: context.hasPrefix("inhibit") ? context : "\(context) match", section: .match)
         var matcher = EventMatcher()
         if let levelNode = map["level"] {
             let text = try levelNode.scalarString("level")
@@ -163,9 +157,9 @@ extension RouterConfiguration {
         return matcher
     }
 
-    private static func parseEffects(_ node: ConfigNode?, context: String, allowing keys: [String]) throws(ConfigError) -> EventEffects {
+    private static func parseEffects(_ node: ConfigNode?, context: String, section: ConfigSection) throws(ConfigError) -> EventEffects {
         guard let node else { return EventEffects() }
-        let map = try ConfigMapping(node, context: context, allowing: keys)
+        let map = try ConfigMapping(node, context: context, section: section)
         func template(_ key: String) throws(ConfigError) -> KeyTemplate? {
             guard let text = try map.string(key) else { return nil }
             do { return try KeyTemplate(text) } catch {
@@ -190,36 +184,36 @@ extension RouterConfiguration {
 
     private static func parseRule(_ node: ConfigNode, number: Int) throws(ConfigError) -> RoutingRule {
         let context = "rule \(number)"
-        let map = try ConfigMapping(node, context: context, allowing: ruleKeys)
+        let map = try ConfigMapping(node, context: context, section: .rule)
         guard let set = map["set"] else {
             throw ConfigError("\(context) has no `set`; a rule must change something (or use `set: { drop: true }`)", at: node.location)
         }
         return RoutingRule(
             name: try map.string("name"), matcher: try parseMatcher(map["match"], context: context),
-            effects: try parseEffects(set, context: "\(context) set", allowing: ruleEffectKeys), location: node.location)
+            effects: try parseEffects(set, context: "\(context) set", section: .ruleSet), location: node.location)
     }
 
     private static func parseRoute(_ node: ConfigNode, number: Int, sinkNames: [String]) throws(ConfigError) -> Route {
         let context = "route \(number)"
-        let map = try ConfigMapping(node, context: context, allowing: routeKeys)
+        let map = try ConfigMapping(node, context: context, section: .route)
         guard let to = map["to"] else {
             throw ConfigError("\(context) has no `to`; expected a list of sink names (known sinks: \(sinkNames.joined(separator: ", ")))", at: node.location)
         }
         var route = Route(
             name: try map.string("name"), matcher: try parseMatcher(map["match"], context: context),
             sinks: try sinkList(to, what: context, sinkNames: sinkNames), continues: try map.bool("continue") ?? false,
-            effects: try parseEffects(map["set"], context: "\(context) set", allowing: routeEffectKeys),
+            effects: try parseEffects(map["set"], context: "\(context) set", section: .routeSet),
             location: node.location)
         if let failover = map["failover"] {
             route.failover = try sinkList(failover, what: "\(context) failover", sinkNames: sinkNames)
         }
         if let dedup = map["dedup"] {
-            let dedupMap = try ConfigMapping(dedup, context: "\(context) dedup", allowing: ["window"])
+            let dedupMap = try ConfigMapping(dedup, context: "\(context) dedup", section: .dedup)
             route.dedupWindow = try dedupMap.duration("window")
         }
         if let rate = map["rate"] {
-            let rateMap = try ConfigMapping(rate, context: "\(context) rate", allowing: ["max", "per"])
-            guard let max = try rateMap.int("max", in: 1...1_000_000), let per = try rateMap.duration("per"), per > .zero else {
+            let rateMap = try ConfigMapping(rate, context: "\(context) rate", section: .rate)
+            guard let max = try rateMap.int("max"), let per = try rateMap.duration("per"), per > .zero else {
                 throw ConfigError("\(context) rate: expected both `max` (a whole number) and `per` (a duration), as { max: 5, per: 1m }",
                                   at: rate.location)
             }
@@ -235,7 +229,7 @@ extension RouterConfiguration {
         var quiet = QuietHours(windows: [])
         let hoursNode: ConfigNode
         if case .mapping = node.value {
-            let map = try ConfigMapping(node, context: context, allowing: ["hours", "timezone", "breakthrough"])
+            let map = try ConfigMapping(node, context: context, section: .quiet)
             guard let hours = map["hours"] else {
                 throw ConfigError("\(context): expected `hours`, a list of spans such as \"22:00-07:00\"", at: node.location)
             }
@@ -261,7 +255,7 @@ extension RouterConfiguration {
 
     private static func parseInhibitRule(_ node: ConfigNode, number: Int) throws(ConfigError) -> InhibitRule {
         let context = "inhibit rule \(number)"
-        let map = try ConfigMapping(node, context: context, allowing: ["source", "target", "equal", "for"])
+        let map = try ConfigMapping(node, context: context, section: .inhibit)
         guard let source = map["source"], let target = map["target"] else {
             throw ConfigError("\(context): expected a `source` and a `target` matcher", at: node.location)
         }

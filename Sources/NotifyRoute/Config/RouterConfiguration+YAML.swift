@@ -1,125 +1,217 @@
 extension RouterConfiguration {
-    /// The effective config as YAML, with every default filled in: what
-    /// `notify-route config show` prints. The output loads back to the same config.
+    /// The config in effect as YAML, every key of ``ConfigSchema`` that has a default
+    /// written out: what `notify-route config show` prints. It loads back to a config
+    /// equal to this one.
     public func effectiveYAML() throws -> String {
-        var top: [(key: YAMLOutput, value: YAMLOutput)] = []
-        func key(_ text: String) -> YAMLOutput { .key(text) }
-        func scalar(_ text: String) -> YAMLOutput { .scalar(text, .plain) }
-        func map(_ pairs: [(String, YAMLOutput?)]) -> YAMLOutput {
-            .mapping(pairs.compactMap { pair in pair.1.map { (key(pair.0), $0) } }, flow: false)
+        let config = effective
+        return try YAMLEmitter.serialize(YAMLOutput.section(.top) { name in
+            switch name {
+            case "defaults": config.defaults.yamlOutput
+            case "levels": .mapping(Level.allCases.map { (.key($0.rawValue), (config.levels[$0] ?? LevelOverrides()).yamlOutput) }, flow: false)
+            case "sinks": .mapping(config.sinks.map { (.key($0.name), $0.yamlOutput) }, flow: false)
+            case "rules": .sequence(config.rules.map(\.yamlOutput), flow: config.rules.isEmpty)
+            case "routes": .sequence(config.routes.map(\.yamlOutput), flow: config.routes.isEmpty)
+            case "fallback": .names(config.fallback)
+            case "state": .section(.state) { $0 == "max_entries" ? .key(String(config.state.maxEntries)) : nil }
+            case "inhibit": .sequence(config.inhibitRules.map(\.yamlOutput), flow: config.inhibitRules.isEmpty)
+            default: nil
+            }
+        })
+    }
+}
+
+extension YAMLOutput {
+    /// A mapping of one section of ``ConfigSchema``, its keys in the schema's order; `value`
+    /// gives each key's value, `nil` for a key that is not set.
+    static func section(_ section: ConfigSection, flow: Bool = false, _ value: (String) -> YAMLOutput?) -> YAMLOutput {
+        .mapping(pairs(section, value), flow: flow)
+    }
+
+    static func pairs(_ section: ConfigSection, _ value: (String) -> YAMLOutput?) -> [(key: YAMLOutput, value: YAMLOutput)] {
+        ConfigSchema.keys(in: section).compactMap { key in value(key.name).map { (.key(key.name), $0) } }
+    }
+
+    static func names(_ names: [String]) -> YAMLOutput { .sequence(names.map { .key($0) }, flow: true) }
+
+    static func quoted(_ text: String?) -> YAMLOutput? { text.map { .scalar($0, .doubleQuoted) } }
+
+    static func plain(_ text: String?) -> YAMLOutput? { text.map { .key($0) } }
+
+    static func duration(_ duration: Duration?) -> YAMLOutput? { duration.map { .key(DurationParser.format($0)) } }
+
+    static func bool(_ value: Bool) -> YAMLOutput { .key(value ? "true" : "false") }
+}
+
+extension EventDefaults {
+    var yamlOutput: YAMLOutput {
+        .section(.defaults) { name in
+            switch name {
+            case "level": level.map { .key($0.rawValue) }
+            case "timeout": timeout.map { .key($0.description) }
+            case "app": .plain(app)
+            case "source": .plain(source)
+            case "icon": .plain(icon)
+            case "category": .plain(category)
+            case "deadline": .duration(deadline)
+            default: nil
+            }
         }
-        func list(_ items: [String]) -> YAMLOutput { .sequence(items.map(scalar), flow: true) }
+    }
+}
 
-        let defaultLevel = defaults.level ?? EventDefaults.builtInLevel
-        top.append((key("defaults"), map([
-            ("level", scalar(defaultLevel.rawValue)),
-            ("timeout", defaults.timeout.map { scalar($0.description) }),
-            ("app", scalar(defaults.app ?? EventDefaults.builtInApp)),
-            ("source", defaults.source.map(scalar)),
-            ("icon", defaults.icon.map(scalar)),
-            ("category", defaults.category.map(scalar)),
-            ("deadline", scalar(DurationParser.format(defaults.deadline ?? EventDefaults.builtInDeadline))),
-        ])))
-
-        top.append((key("levels"), map(Level.allCases.map { level in
-            let style = style(for: level)
-            return (level.rawValue, .mapping([
-                (key("timeout"), scalar(style.timeout.description)),
-                (key("priority"), .key(String(style.journalPriority))),
-                (key("urgency"), scalar(style.urgency.rawValue)),
-                (key("tint"), scalar(style.tint.rawValue)),
-            ], flow: true))
-        })))
-
-        top.append((key("sinks"), map(sinks.map { sink in
-            var pairs: [(String, YAMLOutput?)] = [
-                ("kind", scalar(sink.kind)),
-                ("deadline", scalar(DurationParser.format(sink.deadline ?? defaults.deadline ?? EventDefaults.builtInDeadline))),
-                ("timeout", sink.timeout.map { scalar($0.description) }),
-                ("app", sink.app.map(scalar)),
-                ("icon", sink.icon.map(scalar)),
-                ("min_level", sink.minimumLevel.map { scalar($0.rawValue) }),
-            ]
-            pairs += sink.options.entries.map { ($0.key, $0.value.yamlOutput) }
-            return (sink.name, map(pairs))
-        })))
-
-        if !rules.isEmpty {
-            top.append((key("rules"), .sequence(rules.map { rule in
-                map([
-                    ("name", rule.name.map(scalar)),
-                    ("match", rule.matcher.isEmpty ? nil : rule.matcher.yamlOutput),
-                    ("set", rule.effects.yamlOutput),
-                ])
-            }, flow: false)))
+extension LevelOverrides {
+    var yamlOutput: YAMLOutput {
+        .section(.level, flow: true) { name in
+            switch name {
+            case "timeout": timeout.map { .key($0.description) }
+            case "priority": journalPriority.map { .key(String($0)) }
+            case "urgency": urgency.map { .key($0.rawValue) }
+            case "tint": tint.map { .key($0.rawValue) }
+            default: nil
+            }
         }
+    }
+}
 
-        if !routes.isEmpty {
-            top.append((key("routes"), .sequence(routes.map { route in
-                map([
-                    ("name", route.name.map(scalar)),
-                    ("match", route.matcher.isEmpty ? .mapping([], flow: true) : route.matcher.yamlOutput),
-                    ("to", list(route.sinks)),
-                    ("continue", route.continues ? .key("true") : nil),
-                    ("failover", route.failover.isEmpty ? nil : list(route.failover)),
-                    ("dedup", route.dedupWindow.map { .mapping([(key("window"), scalar(DurationParser.format($0)))], flow: true) }),
-                    ("set", route.effects.isEmpty ? nil : route.effects.yamlOutput),
-                ])
-            }, flow: false)))
+extension SinkDeclaration {
+    var yamlOutput: YAMLOutput {
+        let generic = YAMLOutput.pairs(.sink) { name in
+            switch name {
+            case "kind": .key(kind)
+            case "deadline": .duration(deadline)
+            case "timeout": timeout.map { .key($0.description) }
+            case "app": .plain(app)
+            case "icon": .plain(icon)
+            case "min_level": minimumLevel.map { .key($0.rawValue) }
+            default: nil
+            }
         }
-        top.append((key("fallback"), list(fallback)))
-        top.append((key("state"), .mapping([(key("max_entries"), .key(String(state.maxEntries)))], flow: false)))
-        return try YAMLEmitter.serialize(.mapping(top, flow: false))
+        // The plugin's options as written: the plugin, not the router, knows their defaults.
+        return .mapping(generic + options.entries.map { (.key($0.key), $0.value.yamlOutput) }, flow: false)
+    }
+}
+
+extension RoutingRule {
+    var yamlOutput: YAMLOutput {
+        .section(.rule) { name in
+            switch name {
+            case "name": .plain(self.name)
+            case "match": matcher.yamlOutput
+            case "set": effects.yamlOutput(.ruleSet)
+            default: nil
+            }
+        }
+    }
+}
+
+extension Route {
+    var yamlOutput: YAMLOutput {
+        .section(.route) { name in
+            switch name {
+            case "name": .plain(self.name)
+            case "match": matcher.yamlOutput
+            case "to": .names(sinks)
+            case "continue": .bool(continues)
+            case "failover": .names(failover)
+            case "dedup": dedupWindow.map { window in .section(.dedup, flow: true) { $0 == "window" ? .duration(window) : nil } }
+            case "set": effects.yamlOutput(.routeSet)
+            case "rate": rateLimit?.yamlOutput
+            case "quiet": quietHours?.yamlOutput
+            default: nil
+            }
+        }
+    }
+}
+
+extension RateLimit {
+    var yamlOutput: YAMLOutput {
+        .section(.rate, flow: true) { name in
+            switch name {
+            case "max": .key(String(max))
+            case "per": .duration(per)
+            default: nil
+            }
+        }
+    }
+}
+
+extension QuietHours {
+    var yamlOutput: YAMLOutput {
+        .section(.quiet, flow: true) { name in
+            switch name {
+            case "hours": .sequence(windows.map { .scalar($0.description, .doubleQuoted) }, flow: true)
+            case "timezone": .quoted(timeZone)
+            case "breakthrough": .key(breakthrough.rawValue)
+            default: nil
+            }
+        }
+    }
+}
+
+extension InhibitRule {
+    var yamlOutput: YAMLOutput {
+        .section(.inhibit) { name in
+            switch name {
+            case "source": source.yamlOutput
+            case "target": target.yamlOutput
+            case "equal": .names(equal)
+            case "for": .duration(duration)
+            default: nil
+            }
+        }
     }
 }
 
 extension EventMatcher {
     var yamlOutput: YAMLOutput {
-        var pairs: [(key: YAMLOutput, value: YAMLOutput)] = []
-        func globs(_ name: String, _ globs: [Glob]?) {
-            guard let globs else { return }
-            pairs.append((.key(name), globs.count == 1 ? .scalar(globs[0].pattern, .doubleQuoted)
-                : .sequence(globs.map { .scalar($0.pattern, .doubleQuoted) }, flow: true)))
+        func globs(_ globs: [Glob]?) -> YAMLOutput? {
+            guard let globs else { return nil }
+            return globs.count == 1 ? .scalar(globs[0].pattern, .doubleQuoted)
+                : .sequence(globs.map { .scalar($0.pattern, .doubleQuoted) }, flow: true)
         }
-        if let level { pairs.append((.key("level"), .scalar(level.description, .doubleQuoted))) }
-        globs("source", source)
-        globs("app", app)
-        globs("title", title)
-        globs("body", body)
-        globs("category", category)
-        if !tags.isEmpty { pairs.append((.key("tags"), .sequence(tags.sorted().map { .key($0) }, flow: true))) }
-        return .mapping(pairs, flow: true)
+        return .section(.match, flow: true) { name in
+            switch name {
+            case "level": .quoted(level?.description)
+            case "source": globs(source)
+            case "app": globs(app)
+            case "title": globs(title)
+            case "body": globs(body)
+            case "category": globs(category)
+            case "tags": tags.isEmpty ? nil : .names(tags.sorted())
+            default: nil
+            }
+        }
     }
 }
 
 extension EventEffects {
-    var yamlOutput: YAMLOutput {
-        var pairs: [(key: YAMLOutput, value: YAMLOutput)] = []
-        func add(_ name: String, _ value: String?) {
-            if let value { pairs.append((.key(name), .scalar(value, .doubleQuoted))) }
+    /// The keys of `section` (a rule's `set` or a route's): a route's effects hold only its keys.
+    func yamlOutput(_ section: ConfigSection) -> YAMLOutput {
+        .section(section, flow: true) { name in
+            switch name {
+            case "level": .quoted(level?.rawValue)
+            case "timeout": .quoted(timeout?.description)
+            case "app": .quoted(app)
+            case "source": .quoted(source)
+            case "icon": .quoted(icon)
+            case "category": .quoted(category)
+            case "tags": tags.isEmpty ? nil : .names(tags.sorted())
+            case "dedup_key": .quoted(dedupKey?.template)
+            case "replace_key": .quoted(replaceKey?.template)
+            case "message_id": .quoted(messageID)
+            case "fields": fields.isEmpty ? nil
+                : .mapping(fields.sorted { $0.key < $1.key }.map { (.key($0.key), .scalar($0.value, .doubleQuoted)) }, flow: true)
+            case "drop": .bool(drop)
+            default: nil
+            }
         }
-        add("level", level?.rawValue)
-        add("timeout", timeout?.description)
-        add("app", app)
-        add("source", source)
-        add("icon", icon)
-        add("category", category)
-        if !tags.isEmpty { pairs.append((.key("tags"), .sequence(tags.sorted().map { .key($0) }, flow: true))) }
-        add("dedup_key", dedupKey?.template)
-        add("replace_key", replaceKey?.template)
-        add("message_id", messageID)
-        if !fields.isEmpty {
-            pairs.append((.key("fields"), .mapping(fields.sorted { $0.key < $1.key }.map { (.key($0.key), .scalar($0.value, .doubleQuoted)) }, flow: true)))
-        }
-        if drop { pairs.append((.key("drop"), .key("true"))) }
-        return .mapping(pairs, flow: true)
     }
 }
 
 extension ConfigNode {
     var yamlOutput: YAMLOutput {
         switch value {
-        case .null: .key("null")
+        case .null: .null
         case .scalar(let text): .scalar(text, .doubleQuoted)
         case .sequence(let items): .sequence(items.map(\.yamlOutput), flow: true)
         case .mapping(let entries): .mapping(entries.map { (.key($0.key), $0.value.yamlOutput) }, flow: true)

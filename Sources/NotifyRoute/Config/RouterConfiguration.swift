@@ -102,7 +102,7 @@ public struct LevelOverrides: Hashable, Sendable {
 }
 
 /// One entry of `sinks:`: an instance name, a plugin kind and its options.
-public struct SinkDeclaration: Sendable {
+public struct SinkDeclaration: Equatable, Sendable {
     public var name: String
     public var kind: String
     /// The plugin's own options (generic keys are read into the properties below).
@@ -229,7 +229,9 @@ public struct StateSettings: Hashable, Sendable {
     /// Past this many remembered keys the oldest are forgotten.
     public var maxEntries: Int
 
-    public init(maxEntries: Int = 10_000) {
+    public static let defaultMaxEntries = 10_000
+
+    public init(maxEntries: Int = defaultMaxEntries) {
         self.maxEntries = maxEntries
     }
 }

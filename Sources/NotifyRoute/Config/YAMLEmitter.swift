@@ -2,13 +2,12 @@ import CYAML
 
 /// A YAML tree to write, with the style of each node: what `config show` builds.
 indirect enum YAMLOutput {
-    /// How a scalar is written; `any` lets libyaml choose (plain when it can).
+    /// How a scalar is written; libyaml quotes a `plain` one that cannot be plain.
     enum ScalarStyle {
-        case any, plain, doubleQuoted
+        case plain, doubleQuoted
 
         var libyaml: yaml_scalar_style_t {
             switch self {
-            case .any: YAML_ANY_SCALAR_STYLE
             case .plain: YAML_PLAIN_SCALAR_STYLE
             case .doubleQuoted: YAML_DOUBLE_QUOTED_SCALAR_STYLE
             }
@@ -16,11 +15,14 @@ indirect enum YAMLOutput {
     }
 
     case scalar(String, ScalarStyle)
+    /// Nothing: a plain `null`.
+    case null
     case sequence([YAMLOutput], flow: Bool)
     case mapping([(key: YAMLOutput, value: YAMLOutput)], flow: Bool)
 
-    /// A mapping key, or a value libyaml may write plain.
-    static func key(_ text: String) -> YAMLOutput { .scalar(text, .any) }
+    /// A mapping key, or a value libyaml may write plain (quoted when it would load as
+    /// something else: `null`, `~` or empty).
+    static func key(_ text: String) -> YAMLOutput { .scalar(text, .plain) }
 }
 
 /// Writes a ``YAMLOutput`` as one YAML document with libyaml's emitter (`yaml_emitter_*`),
@@ -72,6 +74,12 @@ enum YAMLEmitter {
             bytes.withUnsafeMutableBufferPointer { value in
                 // No tag, implicit both plain and quoted: the text is all there is.
                 _ = yaml_scalar_event_initialize(&event, nil, nil, value.baseAddress, Int32(value.count), 1, 1, style.libyaml)
+            }
+            try emit(&event, emitter)
+        case .null:
+            var bytes = Array("null".utf8)
+            bytes.withUnsafeMutableBufferPointer { value in
+                _ = yaml_scalar_event_initialize(&event, nil, nil, value.baseAddress, Int32(value.count), 1, 0, YAML_PLAIN_SCALAR_STYLE)
             }
             try emit(&event, emitter)
         case .sequence(let items, let flow):

@@ -68,14 +68,8 @@ extension NotificationRouter {
         return merged
     }
 
-    /// The replace key the state remembers for a sink's handle; a linear scan, which is
-    /// fine for interactions (a few per minute) against a bounded map.
+    /// The replace key the state remembers for a sink's handle.
     func replaceKey(sink: String, handle: SinkHandle) -> String? {
-        (try? store.withState { state -> String? in
-            for (key, record) in state.handles where record.handle == handle && key.sink == sink {
-                return key.key
-            }
-            return nil
-        }) ?? nil
+        (try? store.withState { $0.replaceKey(sink: sink, handle: handle) }) ?? nil
     }
 }

@@ -410,17 +410,17 @@ public final class NotificationRouter: Sendable {
                 for position in wave.slots.indices {
                     let item = wave.slots[position].item
                     var decision: PolicyDecision
-                    if inhibitRules.isEmpty && !item.target.holdsEvents && state.quiet.isEmpty {
+                    if inhibitRules.isEmpty && !item.target.holdsEvents && !state.holdsQuietEvents {
                         // Nothing to inhibit, hold or release: dedup and replace are the whole policy.
                         decision = PolicyDecision.decideDedupAndReplace(
                             for: item.event, sink: item.target.sinkName, window: item.target.dedupWindow,
-                            capabilities: item.capabilities, now: now, state: &state, maxEntries: maxEntries,
+                            capabilities: item.capabilities, now: now, state: state, maxEntries: maxEntries,
                             dedupStateKey: item.stateKey, handleStateKey: item.handleKey,
                             windowSeconds: item.target.dedupWindowSeconds)
                     } else {
                         decision = PolicyDecision.decide(
                             for: item.event, sink: item.target.sinkName, route: item.target.route, routeKey: item.target.label,
-                            inhibitRules: inhibitRules, capabilities: item.capabilities, now: now, state: &state,
+                            inhibitRules: inhibitRules, capabilities: item.capabilities, now: now, state: state,
                             maxEntries: maxEntries, dedupStateKey: item.stateKey, handleStateKey: item.handleKey)
                     }
                     if item.capabilities.canReplace {
@@ -500,13 +500,13 @@ public final class NotificationRouter: Sendable {
                     guard let receipt = wave.slots[position].answer.receipt else { continue }
                     let item = wave.slots[position].item
                     PolicyDecision.commit(event: item.event, sink: item.target.sinkName, handle: receipt.handle, now: committed,
-                                          state: &state, dedupStateKey: item.stateKey, handleStateKey: item.handleKey)
+                                          state: state, dedupStateKey: item.stateKey, handleStateKey: item.handleKey)
                 }
                 if inhibits, let first = firstCommit {
-                    PolicyDecision.recordInhibitor(wave.slots[first].item.event, rules: inhibitRules, now: committed, state: &state)
+                    PolicyDecision.recordInhibitor(wave.slots[first].item.event, rules: inhibitRules, now: committed, state: state)
                 }
                 for key in rollbacks { state.removeDedup(forKey: key) }
-                if state.handles.count > maxEntries { state.evict(maxEntries: maxEntries) }
+                state.evictHandles(maxEntries: maxEntries)
             }
         }
         if !countUpdates.isEmpty { settleCountUpdates(wave.slots, finishedUpdates) }
@@ -611,7 +611,7 @@ public final class NotificationRouter: Sendable {
         for name in configuration.sinks.map(\.name) {
             guard let instance = instances[name] else { continue }
             let key = RouterState.Key(sink: name, key: replaceKey)
-            guard let record = (try? store.withState { $0.handles[key] }) ?? nil else { continue }
+            guard let record = (try? store.withState { $0.handle(forKey: key) }) ?? nil else { continue }
             var outcome = SinkOutcome(sink: name, kind: instance.declaration.kind, status: .delivered, handle: record.handle, route: "close")
             guard instance.sink.capabilities.canClose else {
                 outcome.status = .failed(SinkError(.unsupported, "this sink cannot close notifications"))
@@ -626,7 +626,7 @@ public final class NotificationRouter: Sendable {
                 _ = try? store.withState { state in
                     state.removeHandle(forKey: key)
                     // A closed source event no longer inhibits anything.
-                    state.inhibitors = state.inhibitors.filter { $0.value.replaceKey != replaceKey }
+                    state.removeInhibitors(replaceKey: replaceKey)
                 }
             case .finished(.failure(let error)):
                 outcome.status = SinkOutcome.Status(failure: SinkError(wrapping: error))

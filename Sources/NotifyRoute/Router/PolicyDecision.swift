@@ -31,28 +31,28 @@ struct PolicyDecision: Sendable {
     /// Everything step 4 looks at, in order: inhibition, quiet hours, dedup, rate limit, replace.
     static func decide(
         for event: ResolvedEvent, sink: String, route: Route?, routeKey: String, inhibitRules: [InhibitRule],
-        capabilities: SinkCapabilities, now: Date, state: inout RouterState, maxEntries: Int, dedupStateKey: RouterState.Key? = nil,
+        capabilities: SinkCapabilities, now: Date, state: any RouterStateTransaction, maxEntries: Int, dedupStateKey: RouterState.Key? = nil,
         handleStateKey: RouterState.Key? = nil
     ) -> PolicyDecision {
         if !inhibitRules.isEmpty,
-           let inhibitor = activeInhibitor(for: MatchSubject(event), event: event, rules: inhibitRules, now: now, state: &state) {
+           let inhibitor = activeInhibitor(for: MatchSubject(event), event: event, rules: inhibitRules, now: now, state: state) {
             return PolicyDecision(intent: .show, count: 1, suppressed: .inhibited(by: inhibitor), createdWindow: false)
         }
         // Built only for routes with quiet hours or a rate limit: most have neither.
         var policyKey: String { routeKey + "\u{1E}" + sink }
         if let quiet = route?.quietHours, let window = quiet.activeWindow(at: now), event.level < quiet.breakthrough {
-            var record = state.quiet[policyKey] ?? RouterState.HeldRecord(periodStart: now)
+            var record = state.held(.quiet, key: policyKey) ?? RouterState.HeldRecord(periodStart: now)
             record.hold(event)
-            state.quiet[policyKey] = record
+            state.storeHeld(record, .quiet, key: policyKey)
             return PolicyDecision(intent: .show, count: 1, suppressed: .quietHours(window: window.description, held: record.held),
                                   createdWindow: false)
         }
         var decision = decideDedupAndReplace(for: event, sink: sink, window: route?.dedupWindow, capabilities: capabilities,
-                                             now: now, state: &state, maxEntries: maxEntries, dedupStateKey: dedupStateKey,
+                                             now: now, state: state, maxEntries: maxEntries, dedupStateKey: dedupStateKey,
                                              handleStateKey: handleStateKey)
         guard decision.suppressed == nil else { return decision }
         if let rate = route?.rateLimit {
-            var record = state.rates[policyKey] ?? RouterState.HeldRecord(periodStart: now)
+            var record = state.held(.rate, key: policyKey) ?? RouterState.HeldRecord(periodStart: now)
             if now.timeIntervalSince(record.periodStart) >= rate.per.seconds {
                 // A new period: nothing sent yet in it; what was held waits for its summary.
                 record.periodStart = now
@@ -60,7 +60,7 @@ struct PolicyDecision: Sendable {
             }
             if record.sent >= rate.max {
                 record.hold(event)
-                state.rates[policyKey] = record
+                state.storeHeld(record, .rate, key: policyKey)
                 if decision.createdWindow {
                     // Held, not shown: the next identical event must not count as a duplicate of it.
                     state.removeDedup(forKey: dedupStateKey ?? RouterState.Key(sink: sink, key: event.dedupKey))
@@ -76,11 +76,13 @@ struct PolicyDecision: Sendable {
                 record.sources = [:]
                 record.highest = .debug
             }
-            state.rates[policyKey] = record
+            state.storeHeld(record, .rate, key: policyKey)
         }
         // Out of quiet hours: what they held goes out as a summary with this event.
-        if !state.quiet.isEmpty, route?.quietHours?.activeWindow(at: now) == nil,
-           let record = state.quiet.removeValue(forKey: policyKey), record.held > 0 {
+        if state.holdsQuietEvents, route?.quietHours?.activeWindow(at: now) == nil,
+           let record = state.held(.quiet, key: policyKey) {
+            state.storeHeld(nil, .quiet, key: policyKey)
+            guard record.held > 0 else { return decision }
             let earlier = decision.summary
             decision.summary = HeldSummary(
                 held: record.held + (earlier?.held ?? 0), sources: record.sources.merging(earlier?.sources ?? [:], uniquingKeysWith: +),
@@ -91,27 +93,27 @@ struct PolicyDecision: Sendable {
     }
 
     /// Records a delivered event as an inhibitor for the rules whose source it matches.
-    static func recordInhibitor(_ event: ResolvedEvent, rules: [InhibitRule], now: Date, state: inout RouterState) {
+    static func recordInhibitor(_ event: ResolvedEvent, rules: [InhibitRule], now: Date, state: any RouterStateTransaction) {
         let subject = MatchSubject(event)
         for (index, rule) in rules.enumerated() where rule.source.matches(subject) {
             let lifetime = rule.duration?.seconds ?? event.timeout.milliseconds.map { Double($0) / 1000 } ?? 3600
             let signature = rule.signature(of: subject)
-            state.inhibitors["\(index)\u{1E}\(signature)"] = RouterState.InhibitorRecord(
+            state.storeInhibitor(RouterState.InhibitorRecord(
                 rule: index, signature: signature, expires: now.addingTimeInterval(lifetime), replaceKey: event.replaceKey,
-                dedupKey: event.dedupKey)
+                dedupKey: event.dedupKey), forKey: "\(index)\u{1E}\(signature)")
         }
     }
 
     private static func activeInhibitor(
-        for subject: MatchSubject, event: ResolvedEvent, rules: [InhibitRule], now: Date, state: inout RouterState
+        for subject: MatchSubject, event: ResolvedEvent, rules: [InhibitRule], now: Date, state: any RouterStateTransaction
     ) -> String? {
         for (index, rule) in rules.enumerated() where rule.target.matches(subject) {
             // An event that is itself a source of the rule never inhibits itself (as in Alertmanager).
             if rule.source.matches(subject) { continue }
             let key = "\(index)\u{1E}\(rule.signature(of: subject))"
-            guard let record = state.inhibitors[key] else { continue }
+            guard let record = state.inhibitor(forKey: key) else { continue }
             if record.expires <= now {
-                state.inhibitors.removeValue(forKey: key)
+                state.storeInhibitor(nil, forKey: key)
                 continue
             }
             return "inhibit rule \(index + 1)" + (rule.equal.isEmpty ? "" : " (equal \(rule.equal.joined(separator: ", ")))")
@@ -126,15 +128,15 @@ struct PolicyDecision: Sendable {
     /// this sink, when the caller has built them.
     static func decideDedupAndReplace(
         for event: ResolvedEvent, sink: String, window: Duration?, capabilities: SinkCapabilities, now: Date,
-        state: inout RouterState, maxEntries: Int, dedupStateKey: RouterState.Key? = nil, handleStateKey: RouterState.Key? = nil,
+        state: any RouterStateTransaction, maxEntries: Int, dedupStateKey: RouterState.Key? = nil, handleStateKey: RouterState.Key? = nil,
         windowSeconds: Double? = nil
     ) -> PolicyDecision {
         var count = 1
         var createdWindow = false
         if let window {
             let key = dedupStateKey ?? RouterState.Key(sink: sink, key: event.dedupKey)
-            state.reserveDedupCapacity(maxEntries: maxEntries)
-            let (record, isDuplicate) = state.recordDedup(forKey: key, now: now, window: windowSeconds ?? window.seconds)
+            let (record, isDuplicate) = state.recordDedup(forKey: key, now: now, window: windowSeconds ?? window.seconds,
+                                                          maxEntries: maxEntries)
             if isDuplicate {
                 if capabilities.canReplace, let handle = record.handle {
                     return PolicyDecision(
@@ -147,11 +149,9 @@ struct PolicyDecision: Sendable {
             }
             createdWindow = true
             count = 1
-            // Windows that have closed go first; then, if still over the bound, the oldest.
-            if state.dedup.count > maxEntries { state.evict(maxEntries: maxEntries, now: now) }
         }
         if capabilities.canReplace, let replaceKey = event.replaceKey,
-           let record = state.handles[handleStateKey ?? RouterState.Key(sink: sink, key: replaceKey)] {
+           let record = state.handle(forKey: handleStateKey ?? RouterState.Key(sink: sink, key: replaceKey)) {
             return PolicyDecision(intent: .replace(record.handle), count: count, suppressed: nil, createdWindow: createdWindow)
         }
         return PolicyDecision(intent: .show, count: count, suppressed: nil, createdWindow: createdWindow)
@@ -159,7 +159,7 @@ struct PolicyDecision: Sendable {
 
     /// After a successful delivery: remember the handle for the replace key and the dedup window.
     static func commit(
-        event: ResolvedEvent, sink: String, handle: SinkHandle?, now: Date, state: inout RouterState, dedupStateKey: RouterState.Key? = nil,
+        event: ResolvedEvent, sink: String, handle: SinkHandle?, now: Date, state: any RouterStateTransaction, dedupStateKey: RouterState.Key? = nil,
         handleStateKey: RouterState.Key? = nil
     ) {
         guard let handle else { return }

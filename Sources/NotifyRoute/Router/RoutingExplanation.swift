@@ -108,12 +108,11 @@ extension NotificationRouter {
                 outcome.status = .unavailable(reason: reason)
                 if let route = target.route { for name in route.failover { failoverCandidates.append((name, target)) } }
             } else {
-                let decision = (try? store.withState { state in
-                    var copy = state
-                    return PolicyDecision.decide(for: event, sink: target.sinkName, route: target.route, routeKey: target.label,
-                                                 inhibitRules: configuration.inhibitRules,
-                                                 capabilities: instance.sink.capabilities, now: clock.now(), state: &copy,
-                                                 maxEntries: configuration.state.maxEntries)
+                let decision = (try? store.withState(discardingChanges: true) { state in
+                    PolicyDecision.decide(for: event, sink: target.sinkName, route: target.route, routeKey: target.label,
+                                          inhibitRules: configuration.inhibitRules,
+                                          capabilities: instance.sink.capabilities, now: clock.now(), state: state,
+                                          maxEntries: configuration.state.maxEntries)
                 }) ?? PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false)
                 outcome.status = decision.suppressed.map { .suppressed($0) } ?? .planned(decision.intent)
                 if let summary = decision.summary {

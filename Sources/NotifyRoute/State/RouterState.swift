@@ -5,9 +5,10 @@ import Foundation
 #endif
 import Synchronization
 
-/// What the router remembers between events: dedup windows with their counts, and the
-/// handle each sink gave for each replace key. Codable so that a file-backed store can
-/// keep it across `notify-route send` calls.
+/// What the router remembers between events: dedup windows with their counts, the handle
+/// each sink gave for each replace key, held events and active inhibitors. In memory
+/// (``InMemoryStateStore``); Codable for the state files of earlier versions, which
+/// ``SQLiteStateStore`` imports once.
 public struct RouterState: Codable, Hashable, Sendable {
     public struct DedupRecord: Codable, Hashable, Sendable {
         /// When the window opened (the first event that was shown).
@@ -62,6 +63,12 @@ public struct RouterState: Codable, Hashable, Sendable {
             sources[event.source ?? event.app, default: 0] += 1
             if event.level > highest { highest = event.level }
         }
+    }
+
+    /// Which policy held events back: a rate limit or quiet hours.
+    public enum HeldKind: Int, Sendable {
+        case rate = 0
+        case quiet = 1
     }
 
     /// A source event of an inhibition rule that is still active.
@@ -392,27 +399,4 @@ struct EvictionOrder: Sendable {
         stamps = liveStamps
         head = 0
     }
-}
-
-/// Where a router keeps its ``RouterState``. The in-memory store serves one process;
-/// a file-backed store (state shared between CLI calls) implements the same protocol
-/// with a file lock around ``withState(_:)``.
-public protocol RouterStateStore: Sendable {
-    /// Runs `body` with exclusive access to the state and keeps what it changed.
-    func withState<Result: Sendable>(_ body: (inout RouterState) throws -> Result) throws -> Result
-}
-
-/// State in memory, guarded by a mutex.
-public final class InMemoryStateStore: RouterStateStore {
-    private let state: Mutex<RouterState>
-
-    public init(_ initial: RouterState = RouterState()) {
-        state = Mutex(initial)
-    }
-
-    public func withState<Result: Sendable>(_ body: (inout RouterState) throws -> Result) throws -> Result {
-        try state.withLock { state in try body(&state) }
-    }
-
-    public var snapshot: RouterState { state.withLock { $0 } }
 }

@@ -1,6 +1,7 @@
 import Glibc
 
-/// Reading an open file to its end: the loop the config, the state file and tzdata share.
+/// Reading an open file to its end, up to a cap: the loop the config, the state file of
+/// earlier versions and tzdata share.
 public enum FileContents {
     /// A `read` failed; `errno` says why.
     public struct ReadFailure: Error, Sendable {
@@ -10,8 +11,9 @@ public enum FileContents {
     /// The bytes from `fd`'s offset to its end, read straight into one buffer sized from
     /// `expectedSize` (a `stat` size; `/proc` files say 0 and are read all the same) and
     /// grown as needed. Reads interrupted by a signal are retried. Reading stops once more
-    /// than `limit` bytes are in, so a result longer than `limit` means a larger file.
-    public static func read(_ fd: Int32, limit: Int = Int.max / 2, expectedSize: Int = 0) -> Result<[UInt8], ReadFailure> {
+    /// than `limit` bytes are in, so a result longer than `limit` means a larger file: the
+    /// caller says it was too long. There is no default: every caller names its cap.
+    public static func read(_ fd: Int32, limit: Int, expectedSize: Int = 0) -> Result<[UInt8], ReadFailure> {
         // Not a buffer of the limit: zeroing 1 MiB costs more than parsing a config.
         var bytes = [UInt8](repeating: 0, count: min(max(expectedSize, 4096), limit) + 1)
         var count = 0

@@ -5,7 +5,7 @@ struct ConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
         abstract: "Check or show the config.",
-        subcommands: [Check.self, Show.self])
+        subcommands: [Check.self, Show.self, Reference.self])
 
     struct Check: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -37,6 +37,16 @@ struct ConfigCommand: AsyncParsableCommand {
         func run() async throws {
             let (router, source) = try RouterLoader.load(global)
             Console.out("# effective config from \(source.origin)\n" + (try router.configuration.effectiveYAML()))
+        }
+    }
+
+    struct Reference: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reference",
+            abstract: "Print every config key (where it goes, its type, default and meaning) as Markdown.")
+
+        func run() async throws {
+            Console.out(ConfigSchema.reference(plugins: BuiltinPlugins.all))
         }
     }
 }

@@ -104,12 +104,14 @@ enum RouterLoader {
         }
     }
 
-    /// The state file under $XDG_RUNTIME_DIR/notify-route (or a private temp directory).
+    /// The state database under $XDG_RUNTIME_DIR/notify-route (or a private temp directory).
     /// If it cannot be used, say why and keep delivering: losing dedup is better than
     /// losing the event.
     static func stateStore() -> any RouterStateStore {
         do {
-            return FileStateStore(directory: try StateDirectory.resolve())
+            let directory = try StateDirectory.resolve(
+                environment: ProcessEnvironment.values(["XDG_RUNTIME_DIR", "TMPDIR"]), warning: { Console.error("state: \($0)") })
+            return SQLiteStateStore(directory: directory, notice: { Console.error("state: \($0)") })
         } catch {
             Console.error("state: \(error.description); dedup and replace hold within this call only")
             return InMemoryStateStore()

@@ -38,12 +38,18 @@ struct ConsoleErrorStream: TextOutputStream, Sendable {
 }
 
 enum StandardInput {
-    /// All of standard input, with invalid UTF-8 repaired (U+FFFD).
-    static func readAll() -> String {
+    /// Standard input is read up to this many bytes and one more for a body, far past the
+    /// 64 KiB the normaliser keeps: a longer body is cut there with its marker, as any is.
+    static let maximumBodyBytes = 1 << 20
+
+    /// Standard input up to `limit + 1` bytes, never to an end that may not come
+    /// (`/dev/zero`), with invalid UTF-8 repaired (U+FFFD).
+    static func readAll(limit: Int = maximumBodyBytes) -> String {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+        while bytes.count <= limit {
+            let wanted = min(buffer.count, limit + 1 - bytes.count)
+            let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, wanted) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
             bytes += buffer[..<count]

@@ -40,10 +40,8 @@ func benchFloor(events: Int) async {
             let key = RouterState.Key(plainSink: name, sinkHash: nameHashes[position], key: dedupKey, keyHash: dedupHash)
             let handleKey = RouterState.Key(plainSink: name, sinkHash: nameHashes[position], key: replaceKey, keyHash: replaceHash)
             let intent: SinkDelivery.Intent? = try? store.withState { state -> SinkDelivery.Intent? in
-                state.reserveDedupCapacity(maxEntries: maxEntries)
-                if state.recordDedup(forKey: key, now: now, window: 600).isDuplicate { return nil }
-                if state.dedup.count > maxEntries { state.evict(maxEntries: maxEntries, now: now) }
-                if let record = state.handles[handleKey] { return .replace(record.handle) }
+                if state.recordDedup(forKey: key, now: now, window: 600, maxEntries: maxEntries).isDuplicate { return nil }
+                if let record = state.handle(forKey: handleKey) { return .replace(record.handle) }
                 return .show
             }
             guard let intent else {

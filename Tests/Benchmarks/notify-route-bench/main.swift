@@ -2,7 +2,7 @@
 
 let arguments = CommandLine.arguments.dropFirst()
 guard let name = arguments.first, let count = arguments.dropFirst().first.flatMap({ Int($0) }), count > 0 else {
-    fail("usage: notify-route-bench route|floor|memory|journal|storm COUNT")
+    fail("usage: notify-route-bench route|floor|memory|journal|storm|state COUNT")
 }
 switch name {
 case "route": await benchRoute(events: count)
@@ -10,5 +10,6 @@ case "floor": await benchFloor(events: count)
 case "memory": await benchMemory(keys: count)
 case "journal": await benchJournal(records: count)
 case "storm": await benchStorm(events: count)
+case "state": await benchState(events: count)
 default: fail("unknown benchmark \(name)")
 }

@@ -9,8 +9,8 @@ import NotifyRouteTerminal
 let registry = try! SinkRegistry([TerminalSink.plugin, DesktopSink.plugin, JournalSink.plugin, ExecSink.plugin])
 
 /// One input: bytes as a config file. Anything may be refused with a located error;
-/// nothing may crash or hang, and a config that loads must load again from the YAML that
-/// `notify-route config show` prints for it.
+/// nothing may crash or hang, and a config that loads must load again, to an equal config,
+/// from the YAML that `notify-route config show` prints for it.
 func fuzzConfig(_ bytes: UnsafeRawBufferPointer) {
     // As ConfigSource.read does: at most 1 MiB of UTF-8 without NUL (the rest is a located error, tested elsewhere).
     guard bytes.count <= ConfigSource.maximumSize, !bytes.contains(0),
@@ -23,10 +23,13 @@ func fuzzConfig(_ bytes: UnsafeRawBufferPointer) {
         precondition(error.description.hasPrefix("fuzz.yaml:"), "an error without its location: \(error.description)")
         return
     }
+    let shown: String
+    let again: RouterConfiguration
     do {
-        let shown = try configuration.effectiveYAML()
-        _ = try RouterConfiguration.load(yaml: shown, file: "shown.yaml", registry: registry)
+        shown = try configuration.effectiveYAML()
+        again = try RouterConfiguration.load(yaml: shown, file: "shown.yaml", registry: registry)
     } catch {
         preconditionFailure("config show printed a config that does not load: \(error)\n--- input:\n\(text)")
     }
+    precondition(again == configuration, "config show printed a different config:\n\(shown)\n--- input:\n\(text)")
 }

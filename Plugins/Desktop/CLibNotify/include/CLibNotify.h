@@ -94,6 +94,7 @@ struct nr_libnotify_api {
     // libnotify
     gboolean (*notify_init)(const char *app_name);
     gboolean (*notify_is_initted)(void);
+    void (*notify_uninit)(void);
     NotifyNotification *(*notify_notification_new)(const char *summary, const char *body, const char *icon);
     void (*notify_notification_set_app_name)(NotifyNotification *, const char *);
     void (*notify_notification_set_urgency)(NotifyNotification *, NotifyUrgency);
@@ -112,6 +113,7 @@ struct nr_libnotify_api {
                                     GClosureNotify destroy, gint flags);
     // GLib
     void (*g_error_free)(GError *);
+    void (*g_free)(gpointer);
     GMainContext *(*g_main_context_new)(void);
     void (*g_main_context_push_thread_default)(GMainContext *);
     GMainLoop *(*g_main_loop_new)(GMainContext *, gboolean is_running);
@@ -134,6 +136,7 @@ struct nr_libnotify_api {
     // GIO
     GQuark (*g_io_error_quark)(void);
     GQuark (*g_dbus_error_quark)(void);
+    gchar *(*g_dbus_error_get_remote_error)(const GError *);
     GDBusConnection *(*g_bus_get_sync)(GBusType, GCancellable *, GError **);
     gboolean (*g_dbus_connection_is_closed)(GDBusConnection *);
     void (*g_dbus_connection_set_exit_on_close)(GDBusConnection *, gboolean);
@@ -153,6 +156,7 @@ void nr_name_current_thread(const char *name);
 
 static inline gboolean notify_init(const char *app_name) { return nr_libnotify.notify_init(app_name); }
 static inline gboolean notify_is_initted(void) { return nr_libnotify.notify_is_initted(); }
+static inline void notify_uninit(void) { nr_libnotify.notify_uninit(); }
 static inline NotifyNotification *notify_notification_new(const char *summary, const char *body, const char *icon) {
     return nr_libnotify.notify_notification_new(summary, body, icon);
 }
@@ -233,6 +237,8 @@ static inline GVariant *nr_variant_new_string_tuple(const gchar *value) {
 
 static inline GQuark nr_io_error_quark(void) { return nr_libnotify.g_io_error_quark(); }
 static inline GQuark nr_dbus_error_quark(void) { return nr_libnotify.g_dbus_error_quark(); }
+static inline gchar *g_dbus_error_get_remote_error(const GError *error) { return nr_libnotify.g_dbus_error_get_remote_error(error); }
+static inline void g_free(gpointer memory) { nr_libnotify.g_free(memory); }
 
 // MARK: GLib, GObject, GIO
 

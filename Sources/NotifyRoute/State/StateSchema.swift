@@ -1,0 +1,58 @@
+/// The state database's tables, declared in one place. Migration `n` (counting from 0)
+/// brings a database from `PRAGMA user_version` `n` to `n + 1`; a new table or column is
+/// a new entry at the end, never an edit of one that has shipped.
+enum StateSchema {
+    static let migrations: [String] = [
+        // 1: dedup windows, replace handles, held events (rate limits, quiet hours),
+        // inhibitors; row counts kept by triggers, so that the bound is checked without
+        // counting rows. Every lookup and every eviction goes through an index.
+        """
+        CREATE TABLE dedup(
+            id INTEGER PRIMARY KEY,
+            sink TEXT NOT NULL,
+            key TEXT NOT NULL,
+            first_seen REAL NOT NULL,
+            last_seen REAL NOT NULL,
+            count INTEGER NOT NULL,
+            handle TEXT,
+            expires REAL NOT NULL,
+            UNIQUE(sink, key));
+        CREATE INDEX dedup_by_last_seen ON dedup(last_seen);
+        CREATE INDEX dedup_by_expiry ON dedup(expires);
+        CREATE TABLE handles(
+            id INTEGER PRIMARY KEY,
+            sink TEXT NOT NULL,
+            key TEXT NOT NULL,
+            handle TEXT NOT NULL,
+            last_used REAL NOT NULL,
+            UNIQUE(sink, key));
+        CREATE INDEX handles_by_last_used ON handles(last_used);
+        CREATE INDEX handles_by_handle ON handles(sink, handle);
+        CREATE TABLE held(
+            kind INTEGER NOT NULL,
+            key TEXT NOT NULL,
+            period_start REAL NOT NULL,
+            sent INTEGER NOT NULL,
+            held INTEGER NOT NULL,
+            sources TEXT NOT NULL,
+            highest TEXT NOT NULL,
+            PRIMARY KEY(kind, key)) WITHOUT ROWID;
+        CREATE TABLE inhibitors(
+            key TEXT PRIMARY KEY,
+            rule INTEGER NOT NULL,
+            signature TEXT NOT NULL,
+            expires REAL NOT NULL,
+            replace_key TEXT,
+            dedup_key TEXT NOT NULL) WITHOUT ROWID;
+        CREATE INDEX inhibitors_by_replace_key ON inhibitors(replace_key);
+        CREATE TABLE counts(name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO counts VALUES ('dedup', 0), ('handles', 0);
+        CREATE TRIGGER dedup_added AFTER INSERT ON dedup BEGIN UPDATE counts SET n = n + 1 WHERE name = 'dedup'; END;
+        CREATE TRIGGER dedup_removed AFTER DELETE ON dedup BEGIN UPDATE counts SET n = n - 1 WHERE name = 'dedup'; END;
+        CREATE TRIGGER handles_added AFTER INSERT ON handles BEGIN UPDATE counts SET n = n + 1 WHERE name = 'handles'; END;
+        CREATE TRIGGER handles_removed AFTER DELETE ON handles BEGIN UPDATE counts SET n = n - 1 WHERE name = 'handles'; END;
+        """,
+    ]
+
+    static var version: Int { migrations.count }
+}
