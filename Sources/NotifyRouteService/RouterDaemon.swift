@@ -198,27 +198,10 @@ public struct RouterDaemon: Service {
         switch request.kind {
         case .send:
             let router = await host.begin()
-            var report: DeliveryReport?
-            defer { let done = report; Task { await host.end(done) } }
-            let event: NotificationEvent
-            do {
-                event = try NotificationEvent.decode(jsonLine: String(decoding: DaemonProtocol.encodeLine(request.event ?? .null).dropLast(), as: UTF8.self))
-            } catch {
-                return .failure("bad event: \(error.description)", exit: 65, id: request.id)
-            }
-            if let sinks = request.sinks {
-                let known = router.configuration.sinks.map(\.name)
-                if let unknown = sinks.first(where: { !known.contains($0) }) {
-                    return .failure("--sink \"\(unknown)\": no such sink in \(router.configuration.origin); known sinks: \(known.joined(separator: ", "))", exit: 64, id: request.id)
-                }
-            }
-            do {
-                report = request.dryRun ? try await router.dryRun(event, only: request.sinks) : try await router.send(event, only: request.sinks)
-            } catch {
-                return .failure("bad event: \(error.description)", exit: 65, id: request.id)
-            }
-            guard let report else { return answer }
-            fill(&answer, with: report, dryRun: request.dryRun)
+            let (sent, report) = await send(request, through: router)
+            await host.end(report)
+            guard let report else { return sent }
+            answer = sent
             if let id = request.id {
                 if session.reports.count >= 64 { session.reports.removeAll() }
                 session.reports[id] = report
@@ -229,7 +212,7 @@ public struct RouterDaemon: Service {
         case .close:
             let router = await host.begin()
             let report = await router.close(replaceKey: request.replaceKey ?? "")
-            Task { await host.end(report) }
+            await host.end(report)
             fill(&answer, with: report, dryRun: false)
             answer.exit = report.outcomes.contains(where: \.status.isSuccess) ? 0 : 1
         case .wait:
@@ -257,6 +240,33 @@ public struct RouterDaemon: Service {
             answer.exit = 0
         }
         return answer
+    }
+
+    /// Routes a `send` request's event: the answer, and the report when there is one.
+    private func send(_ request: DaemonProtocol.Request, through router: NotificationRouter) async -> (DaemonProtocol.Answer, DeliveryReport?) {
+        let event: NotificationEvent
+        do {
+            // The ingest decoder, so that a bad event reads as it does in `ingest`.
+            event = try NotificationEvent.decode(jsonLine: String(decoding: DaemonProtocol.encodeLine(request.event ?? .null).dropLast(), as: UTF8.self))
+        } catch {
+            return (.failure("bad event: \(error.description)", exit: 65, id: request.id), nil)
+        }
+        if let sinks = request.sinks {
+            let known = router.configuration.sinks.map(\.name)
+            if let unknown = sinks.first(where: { !known.contains($0) }) {
+                let message = "--sink \"\(unknown)\": no such sink in \(router.configuration.origin); known sinks: \(known.joined(separator: ", "))"
+                return (.failure(message, exit: 64, id: request.id), nil)
+            }
+        }
+        let report: DeliveryReport
+        do {
+            report = request.dryRun ? try await router.dryRun(event, only: request.sinks) : try await router.send(event, only: request.sinks)
+        } catch {
+            return (.failure("bad event: \(error.description)", exit: 65, id: request.id), nil)
+        }
+        var answer = DaemonProtocol.Answer(id: request.id)
+        fill(&answer, with: report, dryRun: request.dryRun)
+        return (answer, report)
     }
 
     private func fill(_ answer: inout DaemonProtocol.Answer, with report: DeliveryReport, dryRun: Bool) {

@@ -137,7 +137,7 @@ extension BuiltinPlugins {
     /// routes the event, and a daemon has none, so there it is unavailable and says why;
     /// a route's failover then applies as for any unavailable sink.
     static var daemonRegistry: SinkRegistry {
-        let terminal = SinkPlugin(kind: TerminalSink.plugin.kind, summary: TerminalSink.plugin.summary, optionKeys: TerminalSink.plugin.optionKeys) { _ in
+        let terminal = SinkPlugin(kind: TerminalSink.plugin.kind, summary: TerminalSink.plugin.summary, options: TerminalSink.plugin.options) { _ in
             NoTerminalSink()
         }
         return try! SinkRegistry(all.map { $0.kind == terminal.kind ? terminal : $0 })
