@@ -14,11 +14,14 @@ let package = Package(
         .library(name: "NotifyRouteJournal", targets: ["NotifyRouteJournal"]),
         .library(name: "NotifyRouteExec", targets: ["NotifyRouteExec"]),
         .library(name: "NotifyRouteLogging", targets: ["NotifyRouteLogging"]),
+        .library(name: "NotifyRouteService", targets: ["NotifyRouteService"]),
         .executable(name: "notify-route", targets: ["notify-route"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Only for `swift package generate-documentation`; it adds no code to any target.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -75,6 +78,19 @@ let package = Package(
             dependencies: ["NotifyRoute", .product(name: "Logging", package: "swift-log")]
         ),
 
+        // MARK: The long-lived router: a swift-service-lifecycle Service, and the daemon's socket server.
+        .target(
+            name: "NotifyRouteService",
+            dependencies: [
+                "NotifyRoute",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+
         // MARK: CLI: wires the built-in plugins by an explicit list.
         .executableTarget(
             name: "notify-route",
@@ -84,6 +100,7 @@ let package = Package(
                 "NotifyRouteDesktop",
                 "NotifyRouteJournal",
                 "NotifyRouteExec",
+                "NotifyRouteService",
                 "CTetheredSpawn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -119,6 +136,7 @@ let package = Package(
         .testTarget(name: "NotifyRouteJournalTests", dependencies: ["NotifyRouteJournal", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteExecTests", dependencies: ["NotifyRouteExec", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteLoggingTests", dependencies: ["NotifyRouteLogging", "NotifyRouteTestSupport"]),
+        .testTarget(name: "NotifyRouteServiceTests", dependencies: ["NotifyRouteService", "NotifyRouteTestSupport"]),
         .testTarget(
             name: "NotifyRouteCLITests",
             dependencies: ["notify-route", "NotifyRouteTestSupport"],

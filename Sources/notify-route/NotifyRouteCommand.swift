@@ -40,7 +40,10 @@ struct NotifyRouteCommand: AsyncParsableCommand {
             65 bad event data, 69 no sink available, 78 config error.
             """,
         version: NotifyRouteVersion.current,
-        subcommands: [Send.self, Close.self, Run.self, Ingest.self, Explain.self, ConfigCommand.self, Sinks.self],
+        subcommands: [
+            Send.self, Close.self, Run.self, Ingest.self, Explain.self, ConfigCommand.self, Sinks.self, Serve.self, Reload.self,
+            Status.self,
+        ],
         defaultSubcommand: nil
     )
 
@@ -115,7 +118,7 @@ struct NotifyRouteCommand: AsyncParsableCommand {
     /// The subcommands without subcommands of their own, by name.
     private static let leaves: [String: any ParsableCommand.Type] = [
         "send": Send.self, "close": Close.self, "run": Run.self, "ingest": Ingest.self,
-        "explain": Explain.self, "sinks": Sinks.self,
+        "explain": Explain.self, "sinks": Sinks.self, "serve": Serve.self, "reload": Reload.self, "status": Status.self,
     ]
 }
 

@@ -17,7 +17,7 @@ import Testing
 
     static func load(_ text: String, origin: String) throws -> RouterConfiguration {
         let node = try ConfigNode.parse(yaml: text, file: origin)
-        return try RouterLoader.configuration(node, origin: origin, registry: try BuiltinPlugins.registry())
+        return try RouterLoader.configuration(node, origin: origin, registry: BuiltinPlugins.registry)
     }
 
     @Test(arguments: shipped)

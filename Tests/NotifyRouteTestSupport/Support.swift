@@ -70,6 +70,8 @@ public enum ProcessRunner {
         if let environment { env.merge(environment) { _, new in new } }
         // Tests must never read the developer's own config.
         if env["NOTIFY_ROUTE_CONFIG"] == nil { env["XDG_CONFIG_HOME"] = env["XDG_CONFIG_HOME"] ?? "/nonexistent-notify-route-test" }
+        // Nor hand their events to a daemon the developer runs: only to one a test started.
+        if env["NOTIFY_ROUTE_SOCKET"] == nil { env["NOTIFY_ROUTE_SOCKET"] = "/nonexistent-notify-route-test/socket" }
 
         var inPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
         // pipe2 is not imported from Glibc; set close-on-exec right after, so children spawned

@@ -14,10 +14,16 @@ struct Close: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the report as JSON on stdout.")
     var json = false
 
+    @OptionGroup var handOff: HandOffOptions
+
     func run() async throws {
+        if !handOff.noDaemon, let daemon = DaemonHandOff.connect(socket: handOff.socket, config: global.config, verbose: global.verbose),
+           let status = daemon.close(replaceKey: replaceKey, json: json) {
+            throw status
+        }
         let (router, _) = try RouterLoader.load(global, sharedState: true)
         let report = await router.close(replaceKey: replaceKey)
-        if json { Console.out(ReportPrinter.json(report)) } else if global.verbose { Console.error(ReportPrinter.text(report)) }
+        if json { Console.out(ReportPrinter.json(report, via: .local)) } else if global.verbose { Console.error(ReportPrinter.text(report)) }
         guard report.outcomes.contains(where: \.status.isSuccess) else {
             if !json { ReportPrinter.problems(report) }
             throw ExitStatus.noneDelivered

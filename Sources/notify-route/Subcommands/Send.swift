@@ -27,11 +27,14 @@ struct Send: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the delivery report as JSON on stdout.")
     var json = false
 
+    @OptionGroup var handOff: HandOffOptions
+
     /// What was asked, as plain values: the same request ``FastSendParser`` makes.
     var request: SendRequest {
         SendRequest(
             config: global.config, verbose: global.verbose, flags: event.flags.arguments, title: event.title,
-            body: event.body, wait: wait, noWait: noWait, dryRun: dryRun, json: json)
+            body: event.body, wait: wait, noWait: noWait, dryRun: dryRun, json: json, noDaemon: handOff.noDaemon,
+            socket: handOff.socket)
     }
 
     func run() async throws {
@@ -66,11 +69,26 @@ struct SendRequest: Equatable, Sendable {
     var noWait = false
     var dryRun = false
     var json = false
+    var noDaemon = false
+    var socket: String?
 
     func run() async throws {
+        if !noDaemon, let daemon = DaemonHandOff.connect(socket: socket, config: config, verbose: verbose) {
+            let notification = flags.makeEvent(title: title, body: body)
+            if let status = daemon.send(notification, sinks: flags.sinks, dryRun: dryRun, json: json, verbose: verbose, wait: wait) {
+                throw status
+            }
+            return try await routeLocally(notification)
+        }
+        try await routeLocally(nil)
+    }
+
+    /// Routes in this process, as without a daemon; `event` is the one already made when a
+    /// daemon was tried first (its body may have been read from standard input).
+    private func routeLocally(_ event: NotificationEvent?) async throws {
         let (router, _) = try RouterLoader.load(config: config, verbose: verbose, sharedState: true)
         let sinks = try SinkSelection.validated(flags.sinks, router: router)
-        let notification = flags.makeEvent(title: title, body: body)
+        let notification = event ?? flags.makeEvent(title: title, body: body)
         let exit = ExitFlush(router)
         exit.install()
         _ = exit.beginEvent()
@@ -82,7 +100,7 @@ struct SendRequest: Equatable, Sendable {
             exit.endEvent()
             throw ExitStatus.badEventData
         }
-        if json { Console.out(ReportPrinter.json(report)) }
+        if json { Console.out(ReportPrinter.json(report, via: .local)) }
         if verbose || (dryRun && !json) {
             Console.write(dryRun && !json ? 1 : 2, ReportPrinter.text(report) + "\n")
         } else if !json {

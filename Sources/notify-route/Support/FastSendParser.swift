@@ -19,7 +19,8 @@ enum FastSendParser {
     static func parse<Arguments: Collection<String>>(_ arguments: Arguments) -> SendRequest? {
         var flags = EventArguments()
         var config: String?
-        var verbose = false, wait = false, noWait = false, dryRun = false, json = false
+        var verbose = false, wait = false, noWait = false, dryRun = false, json = false, noDaemon = false
+        var socket: String?
         var positionals: [String] = []
         var seen: UInt32 = 0  // a bit per Option (a Set would cost its generic metadata at start-up)
 
@@ -63,6 +64,7 @@ enum FastSendParser {
                 case .noWait: noWait = true
                 case .dryRun: dryRun = true
                 case .json: json = true
+                case .noDaemon: noDaemon = true
                 default: return nil
                 }
                 continue
@@ -92,6 +94,7 @@ enum FastSendParser {
             case .action: flags.actions.append(value)
             case .field: flags.fields.append(value)
             case .sink: flags.sinks.append(value)
+            case .socket: socket = value
             default: return nil
             }
         }
@@ -101,13 +104,13 @@ enum FastSendParser {
         else { return nil }
         return SendRequest(
             config: config, verbose: verbose, flags: flags, title: positionals[0], body: positionals.count == 2 ? positionals[1] : nil,
-            wait: wait, noWait: noWait, dryRun: dryRun, json: json)
+            wait: wait, noWait: noWait, dryRun: dryRun, json: json, noDaemon: noDaemon, socket: socket)
     }
 
     /// Every option and flag of `send` (``GlobalOptions``, ``EventFlags`` and ``Send``'s own).
     enum Option: Int {
         case config, verbose, level, timeout, app, source, tag, dedupKey, replaceKey, icon, category, action, field, sink
-        case wait, noWait, dryRun, json
+        case wait, noWait, dryRun, json, noDaemon, socket
 
         enum Spelling {
             case long(Substring)
@@ -136,6 +139,8 @@ enum FastSendParser {
                 case "no-wait": self = .noWait
                 case "dry-run": self = .dryRun
                 case "json": self = .json
+                case "no-daemon": self = .noDaemon
+                case "socket": self = .socket
                 default: return nil
                 }
             case .short(let name):
@@ -162,7 +167,7 @@ enum FastSendParser {
 
         var isFlag: Bool {
             switch self {
-            case .verbose, .wait, .noWait, .dryRun, .json: true
+            case .verbose, .wait, .noWait, .dryRun, .json, .noDaemon: true
             default: false
             }
         }

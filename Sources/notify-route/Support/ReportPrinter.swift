@@ -6,6 +6,28 @@ import Foundation
 import NotifyRoute
 
 enum ReportPrinter {
+    /// Who routed an event, as the `--json` report's `via` says.
+    enum Via: String, Encodable {
+        case local, daemon
+    }
+
+    /// A report with its `via`: the report's own keys, and one more.
+    private struct Routed<Report: Encodable>: Encodable {
+        let report: Report
+        let via: Via
+        private enum Keys: String, CodingKey { case via }
+
+        func encode(to encoder: any Encoder) throws {
+            try report.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(via, forKey: .via)
+        }
+    }
+
+    static func json(_ report: some Encodable, via: Via) -> String {
+        json(Routed(report: report, via: via))
+    }
+
     static func json(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -30,17 +52,23 @@ enum ReportPrinter {
 
     /// On a plain `send`: say what went wrong, and nothing when all went well.
     static func problems(_ report: DeliveryReport) {
+        for line in problemLines(report) { Console.error(line) }
+    }
+
+    /// What ``problems(_:)`` prints, a line each.
+    static func problemLines(_ report: DeliveryReport) -> [String] {
         let delivered = report.summary == .delivered || report.summary == .suppressed
+        var lines: [String] = []
         for outcome in report.outcomes {
             switch outcome.status {
             case .failed:
-                Console.error("\(outcome.sink): \(outcome.status)")
+                lines.append("\(outcome.sink): \(outcome.status)")
             case .unavailable where !delivered:
-                Console.error("\(outcome.sink): \(outcome.status)")
+                lines.append("\(outcome.sink): \(outcome.status)")
             default:
                 break
             }
         }
-        for note in report.notes { Console.error(note) }
+        return lines + report.notes
     }
 }

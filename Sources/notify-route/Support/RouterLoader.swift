@@ -17,10 +17,12 @@ enum RouterLoader {
         String(decoding: PackageResources.notify_route_yaml, as: UTF8.self)
     }
 
-    static func bootstrapLogging(verbose: Bool) {
+    /// - Parameter daemon: `serve` logs what it does (refusals, reloads) at info; a
+    ///   one-shot command says only what went wrong, itself.
+    static func bootstrapLogging(verbose: Bool, daemon: Bool = false) {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler(label: label, stream: ConsoleErrorStream())
-            handler.logLevel = verbose ? .debug : .critical
+            handler.logLevel = verbose ? .debug : daemon ? .info : .critical
             return handler
         }
     }
@@ -56,15 +58,27 @@ enum RouterLoader {
 
     static func router(from source: ConfigSource, store: any RouterStateStore) throws -> NotificationRouter {
         do {
-            let node = try ConfigNode.parse(yaml: source.text, file: source.origin)
-            let (registry, discovered) = PluginDiscovery.registry(
-                for: node, adding: try BuiltinPlugins.registry(), path: ProcessEnvironment.value("PATH"))
-            let configuration = try configuration(node, origin: source.origin, registry: registry)
-            try checkTrust(configuration, source: source, discovered: discovered)
-            return try NotificationRouter(configuration: configuration, registry: registry, store: store, clock: clock())
-        } catch let error as ConfigError {
+            return try makeRouter(from: source, store: store)
+        } catch {
             throw configFailure(error)
         }
+    }
+
+    /// The router for `source`, or what is wrong with the config (file:line:col).
+    static func makeRouter(
+        from source: ConfigSource, store: any RouterStateStore, plugins: SinkRegistry = BuiltinPlugins.registry
+    ) throws(ConfigError) -> NotificationRouter {
+        let node = try ConfigNode.parse(yaml: source.text, file: source.origin)
+        let (registry, discovered) = PluginDiscovery.registry(for: node, adding: plugins, path: ProcessEnvironment.value("PATH"))
+        let configuration = try configuration(node, origin: source.origin, registry: registry)
+        try checkTrust(configuration, source: source, discovered: discovered)
+        return try NotificationRouter(configuration: configuration, registry: registry, store: store, clock: clock())
+    }
+
+    /// The config file `source` came from, read again (`serve`'s reload); the embedded
+    /// config is what it was.
+    static func reread(_ source: ConfigSource) throws(ConfigError) -> ConfigSource {
+        source.origin == ConfigSource.embeddedOrigin ? source : try ConfigSource.read(path: source.origin)
     }
 
     static func configuration(_ node: ConfigNode, origin: String, registry: SinkRegistry) throws(ConfigError) -> RouterConfiguration {

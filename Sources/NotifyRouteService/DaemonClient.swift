@@ -1,0 +1,178 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Glibc
+import NotifyRoute
+
+/// The CLI's side of ``DaemonProtocol``: blocking reads and writes under deadlines, on
+/// plain sockets. A one-shot `send` spends most of its life starting up; an event loop
+/// and its threads would cost more than the exchange itself.
+public final class DaemonClient {
+    /// How long the daemon has to answer `hello`: a daemon that does not answer by then
+    /// is taken as absent, and the caller routes the event itself.
+    public static let helloLimit: Duration = .milliseconds(100)
+
+    public let path: String
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var nextID = 1
+    /// From the daemon's hello: how long an answer may take before the daemon counts as hung.
+    public private(set) var answerLimit: Duration = .seconds(10)
+    public private(set) var daemonPID: Int32?
+    /// The config file the daemon routes with, from its greeting.
+    public private(set) var daemonConfig: String?
+
+    /// Why the daemon could not be used; the caller then routes locally.
+    public struct Unavailable: Error, CustomStringConvertible, Sendable {
+        public var description: String
+        /// Nothing listens (no socket, or nobody behind it): the usual case without a daemon.
+        public var isAbsent = false
+    }
+
+    /// The socket path: `explicit` (`--socket`), else `NOTIFY_ROUTE_SOCKET`, else `socket`
+    /// in the state directory (`$XDG_RUNTIME_DIR/notify-route/`).
+    public static func socketPath(explicit: String?) throws(StateDirectory.Refused) -> String {
+        if let explicit, !explicit.isEmpty { return explicit }
+        if let variable = ProcessEnvironment.value("NOTIFY_ROUTE_SOCKET"), !variable.isEmpty { return variable }
+        return try StateDirectory.resolve() + "/socket"
+    }
+
+    /// Connects and greets; throws ``Unavailable`` at once when nothing listens, and
+    /// within ``helloLimit`` when something listens but does not answer.
+    public init(path: String) throws(Unavailable) {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw Unavailable(description: "socket: \(String(cString: strerror(errno)))") }
+        do throws(Unavailable) {
+            try connect()
+            try checkPeer()
+            try send(DaemonProtocol.encodeLine(DaemonProtocol.Hello()))
+            let line = try readLine(until: .now + Self.helloLimit)
+            guard let hello = try? JSONDecoder().decode(DaemonProtocol.Hello.self, from: Data(line)),
+                  hello.hello == DaemonProtocol.name, hello.version == DaemonProtocol.version
+            else {
+                throw Unavailable(description: "\(path) answered the greeting with \(String(decoding: line.prefix(200), as: UTF8.self))")
+            }
+            daemonPID = hello.pid
+            daemonConfig = hello.config
+            if let limit = hello.answerWithinMS { answerLimit = .milliseconds(limit) + Self.helloLimit }
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// Sends one request and reads its answer. A daemon that hangs up or does not answer
+    /// within its own limit throws ``Unavailable``: whether the event was routed is then
+    /// unknown, and the caller routes it locally (dedup makes a repeat a duplicate).
+    public func request(_ build: (inout DaemonProtocol.Request) -> Void, kind: DaemonProtocol.Kind, within limit: Duration? = nil) throws(Unavailable) -> DaemonProtocol.Answer {
+        var request = DaemonProtocol.Request(kind: kind, id: nextID)
+        nextID += 1
+        build(&request)
+        try send(DaemonProtocol.encodeLine(request.jsonValue))
+        let line = try readLine(until: limit.map { ContinuousClock.now + $0 } ?? ContinuousClock.now + .seconds(365 * 86_400))
+        guard let answer = try? JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line)) else {
+            throw Unavailable(description: "\(path) answered with \(String(decoding: line.prefix(200), as: UTF8.self))")
+        }
+        return answer
+    }
+
+    /// The limit for a request that routes an event: what the daemon said its sinks may take.
+    public var routingLimit: Duration { answerLimit }
+
+    private func connect() throws(Unavailable) {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw Unavailable(description: "the socket path is too long: \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let result = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        if result != 0 {
+            // EAGAIN: the listen backlog is full, a daemon too busy or hung to accept.
+            let absent = errno == ENOENT || errno == ECONNREFUSED || errno == ENOTDIR
+            throw Unavailable(description: "\(path): \(String(cString: strerror(errno)))", isAbsent: absent)
+        }
+    }
+
+    /// Only a daemon of this user (or root) may be handed events: a socket someone else
+    /// put at the path must not receive them.
+    private func checkPeer() throws(Unavailable) {
+        var peer = PeerCredentials(pid: 0, uid: 0, gid: 0)
+        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) == 0 else {
+            throw Unavailable(description: "\(path): cannot read the daemon's credentials: \(String(cString: strerror(errno)))")
+        }
+        guard peer.uid == getuid() || peer.uid == 0 else {
+            throw Unavailable(description: "\(path) is served by uid \(peer.uid), not by you (uid \(getuid())); not handing it events")
+        }
+    }
+
+    private func send(_ bytes: [UInt8]) throws(Unavailable) {
+        var offset = 0
+        let deadline = ContinuousClock.now + Self.helloLimit
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written > 0 {
+                offset += written
+            } else if errno == EAGAIN || errno == EINTR {
+                try wait(for: Int16(POLLOUT), until: deadline)
+            } else {
+                throw Unavailable(description: "\(path): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    private func readLine(until deadline: ContinuousClock.Instant) throws(Unavailable) -> [UInt8] {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                buffer += chunk[..<count]
+            } else if count == 0 {
+                throw Unavailable(description: "the daemon at \(path) hung up before it answered")
+            } else if errno == EAGAIN || errno == EINTR {
+                try wait(for: Int16(POLLIN), until: deadline)
+            } else {
+                throw Unavailable(description: "\(path): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    private func wait(for events: Int16, until deadline: ContinuousClock.Instant) throws(Unavailable) {
+        let left = deadline - .now
+        guard left > .zero else { throw Unavailable(description: "the daemon at \(path) did not answer in time") }
+        var entry = pollfd(fd: fd, events: events, revents: 0)
+        let milliseconds = left > .seconds(86_400) ? -1 : Int32(max(1, DurationParser.milliseconds(left)))
+        _ = poll(&entry, 1, milliseconds)
+    }
+}
+
+extension DaemonProtocol.Request {
+    /// The request as its JSON line's object.
+    public var jsonValue: JSONValue {
+        var object: [String: JSONValue] = ["request": .string(kind.rawValue)]
+        if let id { object["id"] = .number(Double(id)) }
+        if let event { object["event"] = event }
+        if let sinks { object["sinks"] = .array(sinks.map(JSONValue.string)) }
+        if wait { object["wait"] = .bool(true) }
+        if dryRun { object["dry_run"] = .bool(true) }
+        if let replaceKey { object["replace_key"] = .string(replaceKey) }
+        if let waitFor { object["for"] = .number(Double(waitFor)) }
+        return .object(object)
+    }
+}

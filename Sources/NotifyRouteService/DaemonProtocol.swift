@@ -1,0 +1,182 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The daemon's wire protocol: JSON lines over a Unix stream socket, one request and
+/// one answer per line, in order. The README's "The daemon protocol" documents it for
+/// other languages.
+///
+/// ```
+/// → {"hello":"notify-route","version":1}
+/// ← {"hello":"notify-route","pid":4242,"version":1}
+/// → {"id":1,"request":"send","event":{"title":"Disk full","level":"warning"}}
+/// ← {"exit":0,"id":1,"problems":[],"report":{...},"text":"delivered: ..."}
+/// ```
+public enum DaemonProtocol {
+    public static let name = "notify-route"
+    public static let version = 1
+    /// The longest request line read; longer lines are answered with an error and the
+    /// connection is closed (a stream cannot be resynchronised mid-line).
+    public static let maximumLineBytes = 1 << 20
+
+    public static let requestKeys = ["id", "request", "event", "sinks", "wait", "dry_run", "replace_key", "for"]
+
+    /// What a client may ask.
+    public enum Kind: String, CaseIterable, Sendable {
+        case send, close, wait, reload, status
+    }
+
+    /// One request line, checked: unknown keys and wrong types are errors, never ignored.
+    public struct Request: Sendable {
+        public var id: Int?
+        public var kind: Kind
+        public var event: JSONValue?
+        public var sinks: [String]?
+        public var wait = false
+        public var dryRun = false
+        public var replaceKey: String?
+        public var waitFor: Int?
+
+        public init(kind: Kind, id: Int? = nil) {
+            self.kind = kind
+            self.id = id
+        }
+
+        /// Parses a request line; the error says what is wrong in words a client can show.
+        public static func parse(_ line: some Collection<UInt8>) throws(ProtocolError) -> Request {
+            guard case .object(let entries) = try decodeObject(line) else { throw ProtocolError("expected a JSON object") }
+            if let unknown = entries.keys.sorted().first(where: { !requestKeys.contains($0) }) {
+                throw ProtocolError("unknown key \"\(unknown)\"; a request has: \(requestKeys.joined(separator: ", "))")
+            }
+            guard let kindText = entries["request"]?.string else {
+                throw ProtocolError("missing \"request\"; one of: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard let kind = Kind(rawValue: kindText) else {
+                throw ProtocolError("unknown request \"\(kindText)\"; one of: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            var request = Request(kind: kind)
+            request.id = try integer(entries["id"], "id")
+            request.event = entries["event"]
+            if let sinks = entries["sinks"] {
+                guard case .array(let items) = sinks, items.allSatisfy({ $0.string != nil }) else {
+                    throw ProtocolError("\"sinks\": expected an array of sink names")
+                }
+                request.sinks = items.compactMap(\.string)
+            }
+            request.wait = try flag(entries["wait"], "wait")
+            request.dryRun = try flag(entries["dry_run"], "dry_run")
+            if let key = entries["replace_key"] {
+                guard let text = key.string else { throw ProtocolError("\"replace_key\": expected a string") }
+                request.replaceKey = text
+            }
+            request.waitFor = try integer(entries["for"], "for")
+            switch kind {
+            case .send where request.event == nil: throw ProtocolError("a send needs an \"event\" object (the ingest schema)")
+            case .close where request.replaceKey == nil: throw ProtocolError("a close needs a \"replace_key\"")
+            case .wait where request.waitFor == nil: throw ProtocolError("a wait needs \"for\": the id of an earlier send on this connection")
+            default: break
+            }
+            return request
+        }
+
+        private static func integer(_ value: JSONValue?, _ key: String) throws(ProtocolError) -> Int? {
+            switch value {
+            case nil, .null?: return nil
+            case .number(let number)? where number.rounded() == number && abs(number) < 1e15: return Int(number)
+            default: throw ProtocolError("\"\(key)\": expected an integer")
+            }
+        }
+
+        private static func flag(_ value: JSONValue?, _ key: String) throws(ProtocolError) -> Bool {
+            switch value {
+            case nil, .null?: return false
+            case .bool(let flag)?: return flag
+            default: throw ProtocolError("\"\(key)\": expected true or false")
+            }
+        }
+    }
+
+    /// The first line of each side.
+    public struct Hello: Codable, Sendable {
+        public var hello: String
+        public var version: Int
+        public var pid: Int32?
+        /// The daemon's: how long routing one event may take (twice the longest sink
+        /// deadline, for a failover after a failure), past which a client takes it as hung.
+        public var answerWithinMS: Int?
+        /// The daemon's: the config file it routes with (`<embedded>` for the built-in one).
+        public var config: String?
+
+        enum CodingKeys: String, CodingKey {
+            case hello, version, pid, config
+            case answerWithinMS = "answer_within_ms"
+        }
+
+        public init(version: Int = DaemonProtocol.version, pid: Int32? = nil, answerWithinMS: Int? = nil, config: String? = nil) {
+            self.hello = DaemonProtocol.name
+            self.version = version
+            self.pid = pid
+            self.answerWithinMS = answerWithinMS
+            self.config = config
+        }
+    }
+
+    /// One answer line. Which fields are set depends on the request; `error` is set
+    /// alone (with `exit`) when the request could not be carried out.
+    public struct Answer: Codable, Sendable {
+        public var id: Int?
+        /// The exit code the CLI gives for this outcome (0, 1, 64, 65, 69, 78).
+        public var exit: Int32?
+        /// The delivery report, exactly as `send --json` prints it.
+        public var report: JSONValue?
+        /// The report as `send --verbose` prints it.
+        public var text: String?
+        /// What a plain `send` prints on stderr (failed sinks, notes).
+        public var problems: [String]?
+        /// `wait`: the action id, or `expired`, `dismissed`, `closed`; `null` when no sink reports one.
+        public var interaction: String?
+        public var error: String?
+        public var status: JSONValue?
+
+        public init(id: Int? = nil) { self.id = id }
+
+        public static func failure(_ message: String, exit: Int32, id: Int? = nil) -> Answer {
+            var answer = Answer(id: id)
+            answer.error = message
+            answer.exit = exit
+            return answer
+        }
+    }
+
+    /// A request that is not JSON, not an object, or not one of ours.
+    public struct ProtocolError: Error, Sendable, CustomStringConvertible {
+        public var description: String
+        public init(_ description: String) { self.description = description }
+    }
+
+    public static func decodeObject(_ line: some Collection<UInt8>) throws(ProtocolError) -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: Data(line))
+        } catch {
+            throw ProtocolError("not JSON: \(Self.brief(error))")
+        }
+    }
+
+    /// One JSON line with its newline, keys sorted so that output is stable.
+    public static func encodeLine(_ value: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var bytes = (try? encoder.encode(value)).map { [UInt8]($0) } ?? Array(#"{"error":"the answer could not be encoded"}"#.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    private static func brief(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            return context.underlyingError.map { "\($0)" } ?? context.debugDescription
+        }
+        return "\(error)"
+    }
+}

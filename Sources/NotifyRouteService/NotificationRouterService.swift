@@ -1,0 +1,33 @@
+import Logging
+import NotifyRoute
+import ServiceLifecycle
+
+/// A router as a swift-service-lifecycle `Service`, for a Swift service that runs it in
+/// its own `ServiceGroup`.
+///
+/// The router answers `send` from any task while the group runs; on graceful shutdown
+/// the service lets what the sinks still hold (banners that time out, queued journal
+/// records, count updates) finish within `drainLimit`, then returns.
+///
+/// ```swift
+/// let router = try NotificationRouter(configuration: config, registry: registry)
+/// let group = ServiceGroup(
+///     services: [NotificationRouterService(router: router), myHTTPServer],
+///     gracefulShutdownSignals: [.sigterm], logger: logger)
+/// try await group.run()
+/// ```
+public struct NotificationRouterService: Service {
+    public let router: NotificationRouter
+    public var drainLimit: Duration
+
+    public init(router: NotificationRouter, drainLimit: Duration = .seconds(5)) {
+        self.router = router
+        self.drainLimit = drainLimit
+    }
+
+    public func run() async throws {
+        // Suspends until the group shuts down gracefully (or the task is cancelled).
+        try? await gracefulShutdown()
+        await router.finish(within: drainLimit)
+    }
+}

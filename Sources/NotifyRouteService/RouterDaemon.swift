@@ -1,0 +1,301 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Glibc
+import Logging
+import NIOCore
+import NIOPosix
+import NotifyRoute
+import ServiceLifecycle
+import Synchronization
+
+/// `notify-route serve`: one long-lived router behind a Unix socket that speaks
+/// ``DaemonProtocol``.
+///
+/// A `Service`: run it in a `ServiceGroup`. On graceful shutdown it stops accepting,
+/// answers the requests it already read, lets the router's sinks finish within
+/// ``Options/drainLimit``, and returns.
+public struct RouterDaemon: Service {
+    /// Where the daemon listens.
+    public enum Listener: Sendable {
+        /// Bind a new socket at this path (its directory must exist and be private).
+        case path(String)
+        /// A listening socket handed over by systemd (`LISTEN_FDS`).
+        case inherited(Int32)
+    }
+
+    /// How a report becomes what the CLI prints, so the daemon's answers say exactly what
+    /// a local `send` would: its exit code, its text and its stderr lines.
+    public struct Rendering: Sendable {
+        public var exitCode: @Sendable (DeliveryReport) -> Int32
+        public var text: @Sendable (DeliveryReport) -> String
+        public var problems: @Sendable (DeliveryReport) -> [String]
+
+        public init(
+            exitCode: @escaping @Sendable (DeliveryReport) -> Int32, text: @escaping @Sendable (DeliveryReport) -> String,
+            problems: @escaping @Sendable (DeliveryReport) -> [String]
+        ) {
+            self.exitCode = exitCode
+            self.text = text
+            self.problems = problems
+        }
+    }
+
+    public struct Options: Sendable {
+        public var peers = PeerPolicy()
+        /// How long sinks may take to finish what they hold once shutdown begins.
+        public var drainLimit: Duration = .seconds(5)
+        /// Called once the socket listens (after `READY=1` went to systemd).
+        public var onReady: @Sendable () -> Void = {}
+
+        public init() {}
+    }
+
+    public let listener: Listener
+    public let host: RouterHost
+    public let rendering: Rendering
+    public let options: Options
+    private let logger: Logger
+
+    public init(listener: Listener, host: RouterHost, rendering: Rendering, options: Options = Options(), logger: Logger) {
+        self.listener = listener
+        self.host = host
+        self.rendering = rendering
+        self.options = options
+        self.logger = logger
+    }
+
+    typealias Connection = NIOAsyncChannel<LineFrame, ByteBuffer>
+
+    public func run() async throws {
+        let connections = ConnectionRegistry()
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            // A client that shuts down its writing side still gets the answers to what it sent.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<(Connection, PeerCredentials?)> = { channel in
+            // `struct ucred` needs _GNU_SOURCE, which Glibc's module is not built with; this has its layout.
+            let credentials: EventLoopFuture<PeerCredentials>? = (channel as? any SocketOptionProvider)?
+                .unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+            return (credentials ?? channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported))
+                .map { $0 as PeerCredentials? }
+                .recover { _ in nil }
+                .flatMapThrowing { peer in
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(LineFrameDecoder(limit: DaemonProtocol.maximumLineBytes)))
+                    let connection = try Connection(wrappingChannelSynchronously: channel)
+                    connections.add(channel)
+                    channel.closeFuture.whenComplete { _ in connections.remove(channel) }
+                    return (connection, peer)
+                }
+        }
+        let server: NIOAsyncChannel<(Connection, PeerCredentials?), Never>
+        switch listener {
+        case .path(let path):
+            server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true, childChannelInitializer: initializer)
+            chmod(path, options.peers.socketMode)
+        case .inherited(let fd):
+            server = try await bootstrap.bind(fd, childChannelInitializer: initializer)
+        }
+        Systemd.notify("READY=1\nMAINPID=\(getpid())")
+        logger.info("listening", metadata: ["socket": "\(listenerDescription)"])
+        options.onReady()
+
+        try await withGracefulShutdownHandler {
+            try await server.executeThenClose { inbound in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await (connection, peer) in inbound {
+                        group.addTask { await serve(connection, peer: peer) }
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            Systemd.notify("STOPPING=1")
+            // Stop accepting; a client mid-request gets its answer, an idle one sees the end.
+            server.channel.close(promise: nil)
+            connections.closeInputs()
+        }
+        await host.router.finish(within: options.drainLimit)
+        if case .path(let path) = listener { unlink(path) }
+    }
+
+    private var listenerDescription: String {
+        switch listener {
+        case .path(let path): path
+        case .inherited(let fd): "fd \(fd) (socket activation)"
+        }
+    }
+
+    private func serve(_ connection: Connection, peer: PeerCredentials?) async {
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                if let refusal = peer.map(options.peers.refusal(for:)) ?? "the peer's credentials could not be read" {
+                    logger.warning("refused a connection", metadata: ["pid": "\(peer?.pid ?? 0)", "uid": "\(peer.map { String($0.uid) } ?? "?")", "reason": "\(refusal)"])
+                    try await outbound.write(ByteBuffer(bytes: DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(refusal, exit: 77))))
+                    return
+                }
+                var session = Session()
+                for try await frame in inbound {
+                    switch frame {
+                    case .tooLong(let length):
+                        let answer = DaemonProtocol.Answer.failure(
+                            "a request line of more than \(length) bytes; at most \(DaemonProtocol.maximumLineBytes) are read", exit: 64)
+                        try await outbound.write(ByteBuffer(bytes: DaemonProtocol.encodeLine(answer)))
+                        return
+                    case .line(let line):
+                        let bytes = line.readableBytesView
+                        guard bytes.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }) else { continue }
+                        let answer = await handle(bytes, &session)
+                        try await outbound.write(ByteBuffer(bytes: answer))
+                    }
+                }
+            }
+        } catch {
+            logger.debug("connection ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// What one connection has said so far.
+    struct Session {
+        var greeted = false
+        /// Reports of this connection's sends, for `wait` (the latest few only).
+        var reports: [Int: DeliveryReport] = [:]
+    }
+
+    private func handle(_ line: some Collection<UInt8>, _ session: inout Session) async -> [UInt8] {
+        if !session.greeted {
+            do {
+                let value = try DaemonProtocol.decodeObject(line)
+                guard value["hello"]?.string == DaemonProtocol.name else {
+                    return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(
+                        "the first line must be {\"hello\":\"\(DaemonProtocol.name)\",\"version\":\(DaemonProtocol.version)}", exit: 64))
+                }
+                guard case .number(let version)? = value["version"], Int(version) == DaemonProtocol.version else {
+                    return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(
+                        "protocol version \(value["version"].map { "\($0)" } ?? "missing"); this daemon speaks \(DaemonProtocol.version)", exit: 64))
+                }
+                session.greeted = true
+                let router = await host.router
+                return DaemonProtocol.encodeLine(DaemonProtocol.Hello(
+                    pid: getpid(), answerWithinMS: await host.answerWithinMS, config: router.configuration.origin))
+            } catch {
+                return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(error.description, exit: 64))
+            }
+        }
+        let request: DaemonProtocol.Request
+        do {
+            request = try DaemonProtocol.Request.parse(line)
+        } catch {
+            return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(error.description, exit: 64))
+        }
+        return DaemonProtocol.encodeLine(await answer(request, &session))
+    }
+
+    private func answer(_ request: DaemonProtocol.Request, _ session: inout Session) async -> DaemonProtocol.Answer {
+        var answer = DaemonProtocol.Answer(id: request.id)
+        switch request.kind {
+        case .send:
+            let router = await host.begin()
+            let (sent, report) = await send(request, through: router)
+            await host.end(report)
+            guard let report else { return sent }
+            answer = sent
+            if let id = request.id {
+                if session.reports.count >= 64 { session.reports.removeAll() }
+                session.reports[id] = report
+            }
+            if request.wait && !request.dryRun && report.summary == .delivered {
+                answer.interaction = await interaction(router, report)
+            }
+        case .close:
+            let router = await host.begin()
+            let report = await router.close(replaceKey: request.replaceKey ?? "")
+            await host.end(report)
+            fill(&answer, with: report, dryRun: false)
+            answer.exit = report.outcomes.contains(where: \.status.isSuccess) ? 0 : 1
+        case .wait:
+            guard let id = request.waitFor, let report = session.reports[id] else {
+                return .failure("wait: no send with id \(request.waitFor ?? -1) on this connection", exit: 64, id: request.id)
+            }
+            answer.interaction = await interaction(await host.router, report)
+            answer.exit = 0
+        case .reload:
+            do {
+                Systemd.notify("RELOADING=1")
+                let router = try await host.reload()
+                Systemd.notify("READY=1")
+                logger.info("reloaded", metadata: ["config": "\(router.configuration.origin)"])
+                answer.status = .object(["config": .string(router.configuration.origin)])
+                answer.exit = 0
+            } catch {
+                Systemd.notify("READY=1")
+                logger.error("reload refused; the previous config stays", metadata: ["error": "\(error)"])
+                return .failure("\(error)", exit: 78, id: request.id)
+            }
+        case .status:
+            let status = await host.status(pid: getpid())
+            answer.status = (try? JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(status)))) ?? .null
+            answer.exit = 0
+        }
+        return answer
+    }
+
+    /// Routes a `send` request's event: the answer, and the report when there is one.
+    private func send(_ request: DaemonProtocol.Request, through router: NotificationRouter) async -> (DaemonProtocol.Answer, DeliveryReport?) {
+        let event: NotificationEvent
+        do {
+            // The ingest decoder, so that a bad event reads as it does in `ingest`.
+            event = try NotificationEvent.decode(jsonLine: String(decoding: DaemonProtocol.encodeLine(request.event ?? .null).dropLast(), as: UTF8.self))
+        } catch {
+            return (.failure("bad event: \(error.description)", exit: 65, id: request.id), nil)
+        }
+        if let sinks = request.sinks {
+            let known = router.configuration.sinks.map(\.name)
+            if let unknown = sinks.first(where: { !known.contains($0) }) {
+                let message = "--sink \"\(unknown)\": no such sink in \(router.configuration.origin); known sinks: \(known.joined(separator: ", "))"
+                return (.failure(message, exit: 64, id: request.id), nil)
+            }
+        }
+        let report: DeliveryReport
+        do {
+            report = request.dryRun ? try await router.dryRun(event, only: request.sinks) : try await router.send(event, only: request.sinks)
+        } catch {
+            return (.failure("bad event: \(error.description)", exit: 65, id: request.id), nil)
+        }
+        var answer = DaemonProtocol.Answer(id: request.id)
+        fill(&answer, with: report, dryRun: request.dryRun)
+        return (answer, report)
+    }
+
+    private func fill(_ answer: inout DaemonProtocol.Answer, with report: DeliveryReport, dryRun: Bool) {
+        answer.report = try? JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(report)))
+        answer.text = rendering.text(report)
+        answer.problems = rendering.problems(report)
+        answer.exit = dryRun ? 0 : rendering.exitCode(report)
+    }
+
+    private func interaction(_ router: NotificationRouter, _ report: DeliveryReport) async -> String? {
+        guard let (_, interaction) = await router.firstInteraction(with: report) else { return nil }
+        switch interaction {
+        case .actionInvoked(let id): return id
+        case .dismissed(let reason): return reason.rawValue
+        case .shown: return nil
+        }
+    }
+}
+
+/// The open connections, so that shutdown can end the idle ones.
+final class ConnectionRegistry: Sendable {
+    private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+
+    func add(_ channel: any Channel) { channels.withLock { $0[ObjectIdentifier(channel)] = channel } }
+    func remove(_ channel: any Channel) { _ = channels.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) } }
+
+    func closeInputs() {
+        for channel in channels.withLock({ Array($0.values) }) {
+            channel.close(mode: .input, promise: nil)
+        }
+    }
+}

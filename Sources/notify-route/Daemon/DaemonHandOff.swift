@@ -1,0 +1,127 @@
+import ArgumentParser
+import Glibc
+import NotifyRoute
+import NotifyRouteService
+
+/// `--no-daemon` and `--socket`, for the commands that hand events to `notify-route serve`.
+struct HandOffOptions: ParsableArguments {
+    @Flag(name: .long, help: "Route in this process even when a daemon (notify-route serve) answers.")
+    var noDaemon = false
+
+    @Option(name: .long, help: ArgumentHelp("The daemon's socket (default: $NOTIFY_ROUTE_SOCKET, else $XDG_RUNTIME_DIR/notify-route/socket).", valueName: "PATH"))
+    var socket: String?
+}
+
+/// A command's events handed to the daemon, with what the command prints and its exit
+/// code taken from the daemon's answers, so that the output reads as a local run's.
+struct DaemonHandOff {
+    let client: DaemonClient
+    let verbose: Bool
+
+    /// The daemon, or `nil` to route locally: none listens, it does not answer its
+    /// greeting within ``DaemonClient/helloLimit``, or `--config` names another config
+    /// than the daemon's (the event must go through the config asked for).
+    static func connect(socket: String?, config: String?, verbose: Bool) -> DaemonHandOff? {
+        do {
+            let client = try DaemonClient(path: try DaemonClient.socketPath(explicit: socket))
+            if let config, !sameFile(config, client.daemonConfig) {
+                if verbose { Console.error("daemon: it routes with \(client.daemonConfig ?? "?"), not \(config); routing here") }
+                return nil
+            }
+            return DaemonHandOff(client: client, verbose: verbose)
+        } catch let error as DaemonClient.Unavailable {
+            // A daemon that is there but does not answer is worth a line; no daemon is not.
+            if verbose || !error.isAbsent { Console.error("daemon: \(error.description); routing here") }
+        } catch {
+            if verbose { Console.error("daemon: \(error); routing here") }
+        }
+        return nil
+    }
+
+    /// The daemon delivered nothing, and a terminal sink, which only this process can
+    /// draw, was among the sinks: routing here then gives what a local send would,
+    /// without showing anything twice.
+    private static func terminalCouldDeliver(_ answer: DaemonProtocol.Answer) -> Bool {
+        guard let report = answer.report, case .array(let sinks)? = report["sinks"],
+              let summary = report["summary"]?.string,
+              summary == DeliveryReport.Summary.noSinkAvailable.rawValue || summary == DeliveryReport.Summary.failed.rawValue
+        else { return false }
+        return sinks.contains { $0["kind"]?.string == "terminal" && $0["status"]?.string == "unavailable" }
+    }
+
+    private static func sameFile(_ path: String, _ other: String?) -> Bool {
+        guard let other, let first = realpath(path, nil), let second = realpath(other, nil) else { return false }
+        defer { free(first); free(second) }
+        return strcmp(first, second) == 0
+    }
+
+    /// Sends `event` through the daemon and prints what `send` prints. Returns the exit
+    /// status, or `nil` when the daemon went away before it answered: the caller then
+    /// routes the event itself.
+    func send(_ event: NotificationEvent, sinks: [String], dryRun: Bool, json: Bool, verbose: Bool, wait: Bool) -> ExitCode? {
+        let answer: DaemonProtocol.Answer
+        do {
+            answer = try client.request({
+                $0.event = event.jsonValue
+                $0.sinks = sinks.isEmpty ? nil : sinks
+                $0.dryRun = dryRun
+            }, kind: .send, within: client.routingLimit)
+        } catch {
+            Console.error("daemon: \(error.description); routing here")
+            return nil
+        }
+        if let error = answer.error {
+            Console.error(error)
+            return ExitCode(answer.exit ?? ExitStatus.usage.rawValue)
+        }
+        if Self.terminalCouldDeliver(answer) {
+            if verbose { Console.error("daemon: no sink delivered, and a terminal sink can here; routing here") }
+            return nil
+        }
+        print(answer, json: json, text: verbose || (dryRun && !json), textOnStdout: dryRun && !json)
+        if wait && !dryRun && answer.report?["summary"]?.string == DeliveryReport.Summary.delivered.rawValue, let id = answer.id {
+            waitForInteraction(of: id)
+        }
+        return ExitCode(answer.exit ?? ExitStatus.noneDelivered.rawValue)
+    }
+
+    /// Closes through the daemon; `nil` when it went away (the caller closes locally).
+    func close(replaceKey: String, json: Bool) -> ExitCode? {
+        let answer: DaemonProtocol.Answer
+        do {
+            answer = try client.request({ $0.replaceKey = replaceKey }, kind: .close, within: client.routingLimit)
+        } catch {
+            Console.error("daemon: \(error.description); closing here")
+            return nil
+        }
+        if let error = answer.error {
+            Console.error(error)
+            return ExitCode(answer.exit ?? ExitStatus.usage.rawValue)
+        }
+        let closed = answer.exit == 0
+        print(answer, json: json, text: verbose && !json, textOnStdout: false, problems: !json && !closed)
+        return ExitCode(answer.exit ?? ExitStatus.noneDelivered.rawValue)
+    }
+
+    private func print(_ answer: DaemonProtocol.Answer, json: Bool, text: Bool, textOnStdout: Bool, problems: Bool? = nil) {
+        if json, let report = answer.report { Console.out(ReportPrinter.json(report, via: .daemon)) }
+        if text, let lines = answer.text {
+            Console.write(textOnStdout ? 1 : 2, lines + "\n")
+        } else if problems ?? !json {
+            for line in answer.problems ?? [] { Console.error(line) }
+        }
+    }
+
+    private func waitForInteraction(of id: Int) {
+        do {
+            let answer = try client.request({ $0.waitFor = id }, kind: .wait)
+            if let interaction = answer.interaction {
+                Console.out(interaction)
+            } else {
+                Console.error("--wait: no sink that delivered this event reports actions or dismissal (the desktop sink does, when a notification daemon is running)")
+            }
+        } catch {
+            Console.error("--wait: the daemon went away before an action or the dismissal: \(error.description)")
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import ArgumentParser
+import NotifyRoute
+import NotifyRouteService
+
+struct Reload: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reload",
+        abstract: "Make the running daemon read its config file again.",
+        discussion: """
+            The daemon checks the new config first; a broken one is refused with file:line:col and the \
+            daemon keeps routing with the config it had. Dedup windows, replace handles and held events \
+            stay. Exit codes: 0 reloaded, 69 no daemon answers on the socket, 78 the new config is broken.
+            """)
+
+    @OptionGroup var daemon: DaemonOptions
+
+    func run() async throws {
+        let answer = try daemon.ask(.reload)
+        if let error = answer.error {
+            Console.error("reload: \(error)")
+            throw ExitCode(answer.exit ?? ExitStatus.configError.rawValue)
+        }
+        if case .string(let path)? = answer.status?["config"] { Console.error("reloaded \(path)") }
+    }
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the running daemon: its config, uptime and what each sink did.",
+        discussion: "Exit codes: 0 a daemon answered, 69 no daemon answers on the socket.")
+
+    @OptionGroup var daemon: DaemonOptions
+
+    @Flag(name: .long, help: "Print the status as JSON on stdout.")
+    var json = false
+
+    func run() async throws {
+        let answer = try daemon.ask(.status)
+        guard let status = answer.status else {
+            Console.error("status: \(answer.error ?? "the daemon sent no status")")
+            throw ExitStatus.noSinkAvailable
+        }
+        if json {
+            Console.out(String(decoding: DaemonProtocol.encodeLine(status), as: UTF8.self))
+            return
+        }
+        var lines: [String] = []
+        func field(_ key: String) -> String {
+            switch status[key] {
+            case .string(let text)?: text
+            case .number(let number)?: number.rounded() == number ? String(Int(number)) : String(number)
+            default: "?"
+            }
+        }
+        lines.append("daemon pid \(field("pid")), up \(field("uptime_seconds"))s, \(field("in_flight")) requests in flight")
+        lines.append("config \(field("config")), loaded \(field("loaded_at")) (\(field("reloads")) reloads)")
+        if case .object(let sinks)? = status["sinks"] {
+            for (name, counts) in sinks.sorted(by: { $0.key < $1.key }) {
+                guard case .object(let values) = counts else { continue }
+                let parts = values.sorted(by: { $0.key < $1.key }).map { key, value in
+                    if case .number(let number) = value { "\(key) \(Int(number))" } else { "\(key) ?" }
+                }
+                lines.append("  \(name): " + parts.joined(separator: ", "))
+            }
+        }
+        Console.out(lines.joined(separator: "\n"))
+    }
+}
+
+/// `--socket` for the commands that only talk to the daemon.
+struct DaemonOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The daemon's socket.", valueName: "PATH"))
+    var socket: String?
+
+    func ask(_ kind: DaemonProtocol.Kind) throws -> DaemonProtocol.Answer {
+        do {
+            let client = try DaemonClient(path: try DaemonClient.socketPath(explicit: socket))
+            return try client.request({ _ in }, kind: kind, within: .seconds(30))
+        } catch let error as DaemonClient.Unavailable {
+            Console.error("no daemon: \(error.description) (start one with notify-route serve)")
+            throw ExitStatus.noSinkAvailable
+        } catch let error as StateDirectory.Refused {
+            Console.error("no daemon: \(error.description)")
+            throw ExitStatus.noSinkAvailable
+        }
+    }
+}

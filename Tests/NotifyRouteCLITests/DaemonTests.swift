@@ -1,0 +1,307 @@
+import Foundation
+import NotifyRouteTestSupport
+import Testing
+
+/// `notify-route serve` as a process: the CLI hands it events over its socket, and the
+/// private journald of Tests/with-components.sh shows which process wrote each record.
+@Suite(.serialized, .enabled(if: PrivateJournal.isAvailable || TestEnvironment.componentsRequired,
+                             "needs the private journald of Tests/with-components.sh"))
+struct DaemonTests {
+    init() throws {
+        try #require(PrivateJournal.missing == nil, "\(PrivateJournal.missing ?? "")")
+    }
+
+    static func config(identifier: String = "daemon-test", in directory: URL? = nil) throws -> URL {
+        let directory = try directory ?? TestEnvironment.temporaryDirectory("daemon-config")
+        let url = directory.appendingPathComponent("config.yaml")
+        try """
+            sinks:
+              journal: { kind: journal, deadline: 500ms, identifier: \(identifier) }
+            fallback: [journal]
+            """.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    static func run(_ arguments: [String], _ daemon: DaemonProcess, input: String? = nil) async throws -> ProcessResult {
+        let environment = daemon.environment
+        return try await PrivateJournal.offPool {
+            try ProcessRunner.notifyRoute(arguments, environment: environment, input: input)
+        }
+    }
+
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not JSON: \(text)")
+    }
+
+    @Test func sendHandsTheEventToTheDaemon() async throws {
+        try await PrivateJournal.withAccess {
+            let config = try Self.config()
+            let daemon = try DaemonProcess.start(config: config)
+            defer { daemon.stop() }
+            let run = PrivateJournal.newRunID()
+
+            let handed = try await Self.run(
+                ["send", "--json", "-l", "error", "-f", "\(PrivateJournal.runField)=\(run)", "-f", "WHO=daemon", "Disk full", "92%"], daemon)
+            #expect(handed.status == 0, "\(handed.standardError)")
+            let report = try Self.json(handed.standardOutput)
+            #expect(report["via"] as? String == "daemon")
+            #expect(report["summary"] as? String == "delivered")
+
+            let local = try await Self.run(
+                ["send", "--no-daemon", "--json", "--config", config.path, "-f", "\(PrivateJournal.runField)=\(run)", "-f", "WHO=local", "Disk full"], daemon)
+            #expect(local.status == 0, "\(local.standardError)")
+            #expect(try Self.json(local.standardOutput)["via"] as? String == "local")
+
+            let entries = try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"], count: 2)
+            let byDaemon = try #require(entries.first { $0["WHO"] == "daemon" })
+            let byClient = try #require(entries.first { $0["WHO"] == "local" })
+            // journald's trusted _PID says who wrote it: the daemon, then the client itself.
+            #expect(byDaemon["_PID"] == String(daemon.pid))
+            #expect(byClient["_PID"] != String(daemon.pid))
+            #expect(byDaemon["MESSAGE"] == "Disk full\n92%")
+            #expect(byDaemon["PRIORITY"] == "3")
+
+            let status = try await Self.run(["status", "--json", "--socket", daemon.socketPath], daemon)
+            #expect(status.status == 0, "\(status.standardError)")
+            let counts = try #require((try Self.json(status.standardOutput)["sinks"] as? [String: Any])?["journal"] as? [String: Any])
+            #expect(counts["delivered"] as? Int == 1)
+            #expect(try Self.json(status.standardOutput)["pid"] as? Int == Int(daemon.pid))
+        }
+    }
+
+    @Test func theSameExitCodesAndMessagesEitherWay() async throws {
+        let config = try Self.config()
+        let daemon = try DaemonProcess.start(config: config)
+        defer { daemon.stop() }
+        for arguments in [["send", "--sink", "nope", "x"], ["send", "--dry-run", "Planned"], ["close", "-r", "never-sent"]] {
+            let handed = try await Self.run(arguments, daemon)
+            let local = try await Self.run(arguments + ["--no-daemon", "--config", config.path], daemon)
+            #expect(handed.status == local.status, "\(arguments): \(handed.standardError) vs \(local.standardError)")
+            #expect(handed.standardError == local.standardError, "\(arguments)")
+            #expect(handed.standardOutput == local.standardOutput, "\(arguments)")
+        }
+        let bad = try await Self.run(["send", "--json", "-f", "=x", "Title"], daemon)
+        #expect(bad.status == 64)
+    }
+
+    @Test func badLinesGetAnErrorAndEveryoneElseGoesOn() throws {
+        let daemon = try DaemonProcess.start(config: try Self.config())
+        defer { daemon.stop() }
+
+        let rude = try RawDaemonConnection(path: daemon.socketPath)
+        try rude.write("{\"request\":\"status\"}\n")
+        #expect((try rude.readAnswer()?["error"] as? String)?.contains("first line must be") == true)
+        try rude.write("{\"hello\":\"notify-route\",\"version\":1}\n")
+        #expect(try rude.readAnswer()?["version"] as? Int == 1)
+        for (line, expected) in [
+            ("not json at all", "not JSON"), ("[1,2]", "expected a JSON object"), ("{\"request\":\"send\",\"titel\":1}", "unknown key \"titel\""),
+            ("{\"request\":\"fly\"}", "unknown request \"fly\""), ("{\"request\":\"send\",\"event\":{\"title\":\"\"}}", "bad event"),
+            ("{\"request\":\"send\",\"event\":{\"title\":\"x\",\"level\":\"loud\"}}", "unknown level"),
+        ] {
+            try rude.write(line + "\n")
+            let answer = try #require(try rude.readAnswer(), "no answer to \(line)")
+            #expect((answer["error"] as? String)?.contains(expected) == true, "\(line): \(answer)")
+        }
+
+        // Half a line, then a hang-up: nobody to answer, and the daemon goes on.
+        let halfway = try RawDaemonConnection(path: daemon.socketPath)
+        try halfway.write("{\"hello\":\"notify-route\",\"version\":1}\n{\"request\":\"sta")
+        halfway.close()
+
+        // A line longer than the limit (1 MiB) is refused and the connection closed.
+        let huge = try RawDaemonConnection(path: daemon.socketPath)
+        try huge.write("{\"hello\":\"notify-route\",\"version\":1}\n")
+        _ = try huge.readAnswer()
+        try? huge.write(String(repeating: "x", count: 2 << 20))
+        let refusal = try #require(try huge.readAnswer())
+        #expect((refusal["error"] as? String)?.contains("at most 1048576") == true)
+        #expect(try huge.readAnswer() == nil, "the connection is closed after a line over the limit")
+
+        // A client that connected and says nothing holds up no one.
+        let silent = try RawDaemonConnection(path: daemon.socketPath)
+        defer { silent.close() }
+        try rude.write("{\"id\":7,\"request\":\"status\"}\n")
+        let status = try #require(try rude.readAnswer())
+        #expect(status["id"] as? Int == 7)
+        #expect(daemon.exitStatus() == nil, "the daemon is still running")
+    }
+
+    @Test func aSecondServeOnTheSameSocketRefuses() throws {
+        let daemon = try DaemonProcess.start(config: try Self.config())
+        defer { daemon.stop() }
+        let second = try ProcessRunner.notifyRoute(["serve", "--socket", daemon.socketPath, "--config", try Self.config().path], timeLimit: .seconds(10))
+        #expect(second.status == 69)
+        #expect(second.standardError.contains("already listening on \(daemon.socketPath)"), "\(second.standardError)")
+        #expect(second.standardError.contains("pid \(daemon.pid)"), "\(second.standardError)")
+        #expect(daemon.exitStatus() == nil && DaemonProcess.canConnect(daemon.socketPath), "the first daemon keeps its socket")
+    }
+
+    @Test func reloadSwapsTheConfigAndRefusesABrokenOne() async throws {
+        try await PrivateJournal.withAccess {
+            let directory = try TestEnvironment.temporaryDirectory("daemon-reload")
+            let config = try Self.config(identifier: "before-reload", in: directory)
+            let daemon = try DaemonProcess.start(config: config)
+            defer { daemon.stop() }
+            let run = PrivateJournal.newRunID()
+
+            try "sinks:\n  journal: { kind: journal, identifer: x }\nfallback: [journal]\n".write(to: config, atomically: true, encoding: .utf8)
+            let broken = try await Self.run(["reload", "--socket", daemon.socketPath], daemon)
+            #expect(broken.status == 78)
+            #expect(broken.standardError.contains("\(config.path):2:"), "\(broken.standardError)")
+            let stillOld = try await Self.run(["send", "-f", "\(PrivateJournal.runField)=\(run)", "-f", "STEP=1", "one"], daemon)
+            #expect(stillOld.status == 0, "\(stillOld.standardError)")
+
+            _ = try Self.config(identifier: "after-reload", in: directory)
+            let reloaded = try await Self.run(["reload", "--socket", daemon.socketPath], daemon)
+            #expect(reloaded.status == 0, "\(reloaded.standardError)")
+            let fresh = try await Self.run(["send", "-f", "\(PrivateJournal.runField)=\(run)", "-f", "STEP=2", "two"], daemon)
+            #expect(fresh.status == 0)
+
+            _ = try Self.config(identifier: "after-hangup", in: directory)
+            daemon.signal(SIGHUP)
+            var reloads = 0
+            for _ in 0..<100 where reloads < 2 {
+                let status = try await Self.run(["status", "--json"], daemon)
+                reloads = (try? Self.json(status.standardOutput)["reloads"] as? Int) ?? 0
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(reloads == 2, "SIGHUP reloads")
+            _ = try await Self.run(["send", "-f", "\(PrivateJournal.runField)=\(run)", "-f", "STEP=3", "three"], daemon)
+
+            let entries = try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"], count: 3)
+            let identifiers = Dictionary(entries.map { ($0["STEP"] ?? "?", $0["SYSLOG_IDENTIFIER"] ?? "?") }) { first, _ in first }
+            #expect(identifiers == ["1": "before-reload", "2": "after-reload", "3": "after-hangup"])
+        }
+    }
+
+    @Test func sigtermDrainsAndExitsZero() throws {
+        let daemon = try DaemonProcess.start(config: try Self.config())
+        defer { daemon.stop() }
+        let idle = try RawDaemonConnection(path: daemon.socketPath)
+        defer { idle.close() }
+        daemon.signal(SIGTERM)
+        let exit = try #require(daemon.waitForExit(timeLimit: .seconds(5)), "serve did not exit after SIGTERM: \(daemon.log)")
+        #expect(exit.status == 0, "\(daemon.log)")
+        #expect(exit.after < .seconds(2))
+        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket is removed")
+    }
+
+    @Test func aHungDaemonCostsAClientAtMostTheGreetingLimit() async throws {
+        let config = try Self.config()
+        let daemon = try DaemonProcess.start(config: config)
+        defer { daemon.stop() }
+        daemon.signal(SIGSTOP)
+        let local = try await Self.run(["send", "--no-daemon", "--json", "Hung"], daemon)
+        let handed = try await Self.run(["send", "--json", "--config", config.path, "Hung"], daemon)
+        #expect(handed.status == 0, "\(handed.standardError)")
+        #expect(try Self.json(handed.standardOutput)["via"] as? String == "local")
+        #expect(handed.standardError.contains("did not answer in time"), "\(handed.standardError)")
+        // The greeting's limit is 100 ms; the rest is the noise of a loaded test machine.
+        #expect(handed.duration - local.duration < .milliseconds(400), "\(handed.duration) vs \(local.duration)")
+    }
+
+    @Test func aDaemonKilledMidStreamLosesNoEvent() async throws {
+        try await PrivateJournal.withAccess {
+            let config = try Self.config()
+            let daemon = try DaemonProcess.start(config: config)
+            defer { daemon.stop() }
+            let run = PrivateJournal.newRunID()
+            let clients = 8, perClient = 25
+            let environment = daemon.environment
+            let results = try await withThrowingTaskGroup(of: [ProcessResult].self) { group in
+                for client in 0..<clients {
+                    group.addTask {
+                        try await PrivateJournal.offPool {
+                            try (0..<perClient).map { number in
+                                try ProcessRunner.notifyRoute(
+                                    ["send", "-f", "\(PrivateJournal.runField)=\(run)", "-f", "SEQ=\(client)-\(number)", "event \(client)-\(number)"],
+                                    environment: environment)
+                            }
+                        }
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(400))
+                daemon.signal(SIGKILL)
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(results.count == clients * perClient)
+            for result in results { #expect(result.status == 0, "\(result.standardError)") }
+            let entries = try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"], count: clients * perClient, timeout: .seconds(10))
+            let delivered = Set(entries.compactMap { $0["SEQ"] })
+            #expect(delivered.count == clients * perClient, "\(clients * perClient - delivered.count) events lost")
+            let byDaemon = entries.filter { $0["_PID"] == String(daemon.pid) }.count
+            #expect(byDaemon > 0 && byDaemon < clients * perClient, "the daemon routed some (\(byDaemon)), the clients the rest")
+        }
+    }
+
+    @Test func socketActivationAndReadiness() async throws {
+        try await PrivateJournal.withAccess {
+            let activate = try #require(ProcessRunner.which("systemd-socket-activate"), "systemd-socket-activate (package systemd)")
+            let directory = try TestEnvironment.temporaryDirectory("daemon-notify")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let notifyPath = directory.appendingPathComponent("notify").path
+            let notify = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+            defer { close(notify) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(notifyPath.utf8)) }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(notify, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            try #require(bound == 0)
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(notify, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+
+            let socketPath = directory.appendingPathComponent("activated.socket").path
+            let daemon = try DaemonProcess.start(
+                config: try Self.config(), environment: ["NOTIFY_SOCKET": notifyPath],
+                launcher: [activate.path, "-l", socketPath, "-E", "NOTIFY_SOCKET"], waitForSocket: false)
+            defer { daemon.stop() }
+            // systemd-socket-activate listens itself, starts the daemon on the first connection, and
+            // passes on only the environment it is told to (-E).
+            for _ in 0..<200 where !FileManager.default.fileExists(atPath: socketPath) { try await Task.sleep(for: .milliseconds(20)) }
+            let first = try RawDaemonConnection(path: socketPath)
+            try first.write("{\"hello\":\"notify-route\",\"version\":1}\n")
+            let hello = try #require(try first.readAnswer(), "the activated daemon answers: \(daemon.log)")
+            #expect(hello["pid"] as? Int == Int(daemon.pid), "exec'd in place of systemd-socket-activate")
+
+            var buffer = [UInt8](repeating: 0, count: 512)
+            let count = recv(notify, &buffer, buffer.count, 0)
+            let message = String(decoding: buffer[..<max(0, count)], as: UTF8.self)
+            #expect(message.contains("READY=1"), "sd_notify: \(message)")
+            #expect(message.contains("MAINPID=\(daemon.pid)"))
+
+            let run = PrivateJournal.newRunID()
+            let sent = try await PrivateJournal.offPool {
+                try ProcessRunner.notifyRoute(
+                    ["send", "--json", "--socket", socketPath, "-f", "\(PrivateJournal.runField)=\(run)", "Activated"])
+            }
+            #expect(try Self.json(sent.standardOutput)["via"] as? String == "daemon", "\(sent.standardError)")
+            let entry = try #require(try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"]).first)
+            #expect(entry["_PID"] == String(daemon.pid))
+        }
+    }
+}
+
+/// The shipped user units, checked by systemd itself.
+struct SystemdUnitTests {
+    @Test func theUserUnitsVerify() throws {
+        let analyze = try #require(ProcessRunner.which("systemd-analyze"), "systemd-analyze (package systemd)")
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let directory = try TestEnvironment.temporaryDirectory("units")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var paths: [String] = []
+        for name in ["notify-route.service", "notify-route.socket"] {
+            let text = try String(contentsOf: repository.appendingPathComponent("config/systemd/\(name)"), encoding: .utf8)
+            // verify checks that ExecStart= can be run: point it at the binary under test.
+            let unit = directory.appendingPathComponent(name)
+            try text.replacingOccurrences(of: "/usr/local/bin/notify-route", with: TestEnvironment.notifyRouteBinary.path)
+                .write(to: unit, atomically: true, encoding: .utf8)
+            paths.append(unit.path)
+        }
+        let result = try ProcessRunner.run(analyze, ["verify", "--user"] + paths, environment: ["XDG_RUNTIME_DIR": directory.path])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.isEmpty, "\(result.standardError)")
+        #expect(try String(contentsOfFile: paths[0], encoding: .utf8).contains("Type=notify"))
+    }
+}
