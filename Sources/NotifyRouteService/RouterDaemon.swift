@@ -107,7 +107,7 @@ public struct RouterDaemon: Service {
             try await server.executeThenClose { inbound in
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await (connection, peer) in inbound {
-                        group.addTask { await serve(connection, peer: peer) }
+                        group.addTask { await serve(connection, peer: peer, connections: connections) }
                     }
                 }
             }
@@ -115,7 +115,7 @@ public struct RouterDaemon: Service {
             Systemd.notify("STOPPING=1")
             // Stop accepting; a client mid-request gets its answer, an idle one sees the end.
             server.channel.close(promise: nil)
-            connections.closeInputs()
+            connections.shutDown()
         }
         await host.router.finish(within: options.drainLimit)
         if case .path(let path) = listener { unlink(path) }
@@ -128,7 +128,7 @@ public struct RouterDaemon: Service {
         }
     }
 
-    private func serve(_ connection: Connection, peer: PeerCredentials?) async {
+    private func serve(_ connection: Connection, peer: PeerCredentials?, connections: ConnectionRegistry) async {
         do {
             try await connection.executeThenClose { inbound, outbound in
                 if let refusal = peer.map(options.peers.refusal(for:)) ?? "the peer's credentials could not be read" {
@@ -147,8 +147,10 @@ public struct RouterDaemon: Service {
                     case .line(let line):
                         let bytes = line.readableBytesView
                         guard bytes.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }) else { continue }
+                        connections.setBusy(connection.channel, true)
                         let answer = await handle(bytes, &session)
                         try await outbound.write(ByteBuffer(bytes: answer))
+                        if connections.setBusy(connection.channel, false) { return }  // shutting down
                     }
                 }
             }
@@ -286,16 +288,41 @@ public struct RouterDaemon: Service {
     }
 }
 
-/// The open connections, so that shutdown can end the idle ones.
+/// The open connections, so that shutdown can end the idle ones at once and the busy ones
+/// once they have answered.
 final class ConnectionRegistry: Sendable {
-    private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+    private struct State {
+        var channels: [ObjectIdentifier: (channel: any Channel, busy: Bool)] = [:]
+        var closing = false
+    }
+    private let state = Mutex(State())
 
-    func add(_ channel: any Channel) { channels.withLock { $0[ObjectIdentifier(channel)] = channel } }
-    func remove(_ channel: any Channel) { _ = channels.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) } }
-
-    func closeInputs() {
-        for channel in channels.withLock({ Array($0.values) }) {
-            channel.close(mode: .input, promise: nil)
+    func add(_ channel: any Channel) {
+        let closing = state.withLock { state in
+            state.channels[ObjectIdentifier(channel)] = (channel, false)
+            return state.closing
         }
+        if closing { channel.close(promise: nil) }
+    }
+
+    func remove(_ channel: any Channel) {
+        _ = state.withLock { $0.channels.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    /// Marks a connection as answering a request or not; true when the daemon is shutting down.
+    @discardableResult
+    func setBusy(_ channel: any Channel, _ busy: Bool) -> Bool {
+        state.withLock { state in
+            state.channels[ObjectIdentifier(channel)]?.busy = busy
+            return state.closing
+        }
+    }
+
+    func shutDown() {
+        let idle = state.withLock { state in
+            state.closing = true
+            return state.channels.values.filter { !$0.busy }.map(\.channel)
+        }
+        for channel in idle { channel.close(promise: nil) }
     }
 }

@@ -214,7 +214,7 @@ struct DaemonTests {
                         try await PrivateJournal.offPool {
                             try (0..<perClient).map { number in
                                 try ProcessRunner.notifyRoute(
-                                    ["send", "-f", "\(PrivateJournal.runField)=\(run)", "-f", "SEQ=\(client)-\(number)", "event \(client)-\(number)"],
+                                    ["send", "--json", "-f", "\(PrivateJournal.runField)=\(run)", "-f", "SEQ=\(client)-\(number)", "event \(client)-\(number)"],
                                     environment: environment)
                             }
                         }
@@ -228,7 +228,9 @@ struct DaemonTests {
             for result in results { #expect(result.status == 0, "\(result.standardError)") }
             let entries = try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"], count: clients * perClient, timeout: .seconds(10))
             let delivered = Set(entries.compactMap { $0["SEQ"] })
-            #expect(delivered.count == clients * perClient, "\(clients * perClient - delivered.count) events lost")
+            let missing = results.filter { result in !delivered.contains(where: { result.standardOutput.contains("\"title\":\"event \($0)\"") }) }
+            #expect(delivered.count == clients * perClient,
+                    "\(clients * perClient - delivered.count) events lost: \(missing.prefix(3).map { $0.standardOutput + $0.standardError })")
             let byDaemon = entries.filter { $0["_PID"] == String(daemon.pid) }.count
             #expect(byDaemon > 0 && byDaemon < clients * perClient, "the daemon routed some (\(byDaemon)), the clients the rest")
         }

@@ -16,8 +16,15 @@ public final class DaemonProcess {
     public let logPath: String
     private var reaped = false
 
-    /// `NOTIFY_ROUTE_SOCKET` for a client of this daemon.
-    public var environment: [String: String] { ["NOTIFY_ROUTE_SOCKET": socketPath] }
+    /// For a client of this daemon: its socket, its state directory, and its config, so
+    /// that a client that routes locally does so as the daemon would, as on a real session.
+    public var environment: [String: String] {
+        var environment = ["NOTIFY_ROUTE_SOCKET": socketPath, "XDG_RUNTIME_DIR": runtimeDirectory]
+        if let config { environment["NOTIFY_ROUTE_CONFIG"] = config }
+        return environment
+    }
+    private let runtimeDirectory: String
+    private let config: String?
 
     /// What the daemon wrote on stderr so far.
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
@@ -34,20 +41,27 @@ public final class DaemonProcess {
         if let config { arguments += ["--config", config.path] }
         arguments += extra
         return try DaemonProcess(
-            directory: directory, socketPath: socketPath, arguments: arguments, environment: environment, launcher: launcher,
-            waitForSocket: waitForSocket)
+            directory: directory, socketPath: socketPath, config: config?.path, arguments: arguments, environment: environment,
+            launcher: launcher, waitForSocket: waitForSocket)
     }
 
     private init(
-        directory: URL, socketPath: String, arguments: [String], environment: [String: String], launcher: [String], waitForSocket: Bool
+        directory: URL, socketPath: String, config: String?, arguments: [String], environment: [String: String], launcher: [String],
+        waitForSocket: Bool
     ) throws {
         self.directory = directory
         self.socketPath = socketPath
+        self.config = config
         self.logPath = directory.appendingPathComponent("daemon.log").path
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { _, new in new }
         if env["NOTIFY_ROUTE_CONFIG"] == nil { env["XDG_CONFIG_HOME"] = "/nonexistent-notify-route-test" }
-        env["XDG_RUNTIME_DIR"] = env["XDG_RUNTIME_DIR"] ?? directory.path
+        // The test's own state directory, shared with its clients (``environment``).
+        let runtime = directory.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        chmod(runtime.path, 0o700)
+        runtimeDirectory = runtime.path
+        env["XDG_RUNTIME_DIR"] = runtime.path
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

@@ -30,8 +30,9 @@ struct DaemonHandOff {
             }
             return DaemonHandOff(client: client, verbose: verbose)
         } catch let error as DaemonClient.Unavailable {
-            // A daemon that is there but does not answer is worth a line; no daemon is not.
-            if verbose || !error.isAbsent { Console.error("daemon: \(error.description); routing here") }
+            // A daemon that is there but does not answer is worth a line; no daemon is the
+            // usual case, and `--json`'s "via" says where the event was routed.
+            if !error.isAbsent { Console.error("daemon: \(error.description); routing here") }
         } catch {
             if verbose { Console.error("daemon: \(error); routing here") }
         }
