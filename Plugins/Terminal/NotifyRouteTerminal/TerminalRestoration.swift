@@ -1,6 +1,7 @@
 import Glibc
 import Dispatch
 import Synchronization
+import NotifyRoute
 
 /// Something holding rows of a terminal that must be given back when the process ends.
 protocol TerminalClaim: AnyObject, Sendable {
@@ -81,7 +82,7 @@ enum TerminalRestoration {
                 let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
                 source.setEventHandler {
                     restoreAll(wakeWaiters: !isDefault)
-                    if isDefault { reraise(signalNumber) }
+                    if isDefault { Signals.reraise(signalNumber) }
                 }
                 source.resume()
                 sources.append(source)
@@ -144,16 +145,5 @@ enum TerminalRestoration {
         raise(SIGTSTP)
         pthread_sigmask(SIG_BLOCK, &set, nil)
         sigaction(SIGTSTP, &saved, nil)
-    }
-
-    /// Dies of `signalNumber` the way the process would have without us.
-    private static func reraise(_ signalNumber: Int32) {
-        signal(signalNumber, SIG_DFL)
-        // Dispatch's threads block signals; unblock it here so raise() delivers it now.
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, signalNumber)
-        pthread_sigmask(SIG_UNBLOCK, &set, nil)
-        raise(signalNumber)
     }
 }

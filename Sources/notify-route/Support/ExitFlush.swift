@@ -130,12 +130,7 @@ final class ExitFlush: Sendable {
             for journal in journals { group.addTask { await journal.sink.shutdown(within: JournalSink.shutdownWait) } }
         }
         report(Task.isCancelled ? "\(name) twice: stopped waiting" : "\(name), and journald did not take them within \(DurationParser.format(JournalSink.shutdownWait))")
-        signal(signalNumber, SIG_DFL)
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, signalNumber)
-        pthread_sigmask(SIG_UNBLOCK, &set, nil)
-        raise(signalNumber)
+        Signals.reraise(signalNumber)
     }
 
     /// What the process waits for, when something is queued.
