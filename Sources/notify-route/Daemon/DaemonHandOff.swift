@@ -79,7 +79,7 @@ struct DaemonHandOff {
             if verbose { Console.error("daemon: no sink delivered, and a terminal sink can here; routing here") }
             return nil
         }
-        print(answer, json: json, text: verbose || (dryRun && !json), textOnStdout: dryRun && !json)
+        show(answer, json: json, text: verbose || (dryRun && !json), textOnStdout: dryRun && !json)
         if wait && !dryRun && answer.report?["summary"]?.string == DeliveryReport.Summary.delivered.rawValue, let id = answer.id {
             waitForInteraction(of: id)
         }
@@ -100,11 +100,11 @@ struct DaemonHandOff {
             return ExitCode(answer.exit ?? ExitStatus.usage.rawValue)
         }
         let closed = answer.exit == 0
-        print(answer, json: json, text: verbose && !json, textOnStdout: false, problems: !json && !closed)
+        show(answer, json: json, text: verbose && !json, textOnStdout: false, problems: !json && !closed)
         return ExitCode(answer.exit ?? ExitStatus.noneDelivered.rawValue)
     }
 
-    private func print(_ answer: DaemonProtocol.Answer, json: Bool, text: Bool, textOnStdout: Bool, problems: Bool? = nil) {
+    private func show(_ answer: DaemonProtocol.Answer, json: Bool, text: Bool, textOnStdout: Bool, problems: Bool? = nil) {
         if json, let report = answer.report { Console.out(ReportPrinter.json(report, via: .daemon)) }
         if text, let lines = answer.text {
             Console.write(textOnStdout ? 1 : 2, lines + "\n")
