@@ -12,6 +12,8 @@ final class SQLiteDatabase {
 
         /// The file is not a database, or is damaged: set it aside and start afresh.
         var isCorruption: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB }
+        /// Another connection holds a lock this one needs.
+        var isBusy: Bool { code == SQLITE_BUSY || code == SQLITE_LOCKED }
     }
 
     let handle: OpaquePointer

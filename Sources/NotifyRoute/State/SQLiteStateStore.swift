@@ -94,7 +94,9 @@ public final class SQLiteStateStore: RouterStateStore {
 
     private func open() throws -> Connection {
         let files = try StateFiles(directory: directory)
-        for attempt in 0..<2 {
+        let deadline = ContinuousClock.now + busyTimeout
+        var setAside = false
+        while true {
             try files.prepareDatabase(Self.fileName, maximumBytes: maximumBytes, notice: notice)
             do {
                 let database = try SQLiteDatabase(
@@ -102,14 +104,19 @@ public final class SQLiteStateStore: RouterStateStore {
                 try configure(database)
                 try migrate(database, files: files)
                 return Connection(database)
-            } catch where error.isCorruption && attempt == 0 {
+            } catch where error.isCorruption {
+                guard !setAside else { throw Failure(description: "\(databasePath): still unusable after setting it aside") }
+                setAside = true
                 let aside = try files.setAside(Self.fileName, as: "corrupt")
                 notice("\(databasePath): \(error.description); set aside as \(aside), starting afresh")
+            } catch where error.isBusy && ContinuousClock.now < deadline {
+                // Another process is turning a new database to WAL: SQLite answers that at
+                // once, without its busy handler, so wait here within the same timeout.
+                usleep(2_000)
             } catch {
                 throw Failure(description: "\(databasePath): \(error.description)")
             }
         }
-        throw Failure(description: "\(databasePath): still unusable after setting it aside")
     }
 
     private func configure(_ database: SQLiteDatabase) throws(SQLiteDatabase.Failure) {
