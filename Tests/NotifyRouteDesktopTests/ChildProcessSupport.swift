@@ -11,6 +11,18 @@ import Testing
 /// its own bus without changing the environment of the test process, which other
 /// tests' child processes inherit.
 enum Child {
+    /// The sink's unavailability reason and how long asking took; records an issue and
+    /// gives `nil` when the sink says it is available.
+    static func unavailability(of sink: DesktopSink) async -> (reason: String, elapsed: Duration)? {
+        var availability = SinkAvailability.available
+        let elapsed = await ContinuousClock().measure { availability = await sink.availability() }
+        guard case .unavailable(let reason) = availability else {
+            Issue.record("expected unavailable, got \(availability)")
+            return nil
+        }
+        return (reason, elapsed)
+    }
+
     /// Points GLib at the test's bus; call first, before any sink connects.
     static func useBus(_ address: String?) {
         if let address {

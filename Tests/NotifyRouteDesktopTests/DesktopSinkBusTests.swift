@@ -247,23 +247,12 @@ struct DesktopSinkBusTests {
             Child.useBus(address)
             await Child.reportingErrors {
                 let sink = DesktopSink()
-                let clock = ContinuousClock()
-                var first = SinkAvailability.available
-                let firstElapsed = await clock.measure { first = await sink.availability() }
-                guard case .unavailable(let reason) = first else {
-                    Issue.record("expected unavailable, got \(first)")
-                    return
-                }
+                guard let (reason, firstElapsed) = await Child.unavailability(of: sink) else { return }
                 #expect(reason.contains("the start timed out"), "\(reason)")
                 #expect(firstElapsed < .milliseconds(900))
                 // Past the failure's lifetime the sink asks again: the bus only, not another wait.
                 try await Task.sleep(for: ServerProbeCacheLifetime.failure + .milliseconds(100))
-                var second = SinkAvailability.available
-                let secondElapsed = await clock.measure { second = await sink.availability() }
-                guard case .unavailable(let again) = second else {
-                    Issue.record("expected unavailable, got \(second)")
-                    return
-                }
+                guard let (again, secondElapsed) = await Child.unavailability(of: sink) else { return }
                 #expect(again.contains("still starting"), "\(again)")
                 #expect(secondElapsed < .milliseconds(200), "\(secondElapsed)")
             }
@@ -325,13 +314,7 @@ struct DesktopSinkBusTests {
             Child.useBus(address)
             await Child.reportingErrors {
                 let sink = DesktopSink()
-                let clock = ContinuousClock()
-                var availability = SinkAvailability.available
-                let elapsed = await clock.measure { availability = await sink.availability() }
-                guard case .unavailable(let reason) = availability else {
-                    Issue.record("expected unavailable, got \(availability)")
-                    return
-                }
+                guard let (reason, elapsed) = await Child.unavailability(of: sink) else { return }
                 #expect(reason.contains("no notification daemon"))
                 #expect(elapsed < .seconds(1))
                 Child.report("no-daemon", elapsed)
