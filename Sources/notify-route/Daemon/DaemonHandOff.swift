@@ -59,7 +59,7 @@ struct DaemonHandOff {
     /// Sends `event` through the daemon and prints what `send` prints. Returns the exit
     /// status, or `nil` when the daemon went away before it answered: the caller then
     /// routes the event itself.
-    func send(_ event: NotificationEvent, sinks: [String], dryRun: Bool, json: Bool, verbose: Bool, wait: Bool) -> ExitCode? {
+    func send(_ event: NotificationEvent, sinks: [String], dryRun: Bool, json: Bool, wait: Bool) -> ExitCode? {
         let answer: DaemonProtocol.Answer
         do {
             answer = try client.request({

@@ -75,7 +75,7 @@ struct SendRequest: Equatable, Sendable {
     func run() async throws {
         if !noDaemon, let daemon = DaemonHandOff.connect(socket: socket, config: config, verbose: verbose) {
             let notification = flags.makeEvent(title: title, body: body)
-            if let status = daemon.send(notification, sinks: flags.sinks, dryRun: dryRun, json: json, verbose: verbose, wait: wait) {
+            if let status = daemon.send(notification, sinks: flags.sinks, dryRun: dryRun, json: json, wait: wait) {
                 throw status
             }
             return try await routeLocally(notification)
