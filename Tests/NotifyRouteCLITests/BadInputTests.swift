@@ -36,14 +36,14 @@ import Testing
         }
     }
 
-    /// The README's counts of the test corpora are the corpora's sizes.
-    @Test func theReadmeCountsTheBrokenConfigsThereAre() throws {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
+    /// The counts of the test corpora in the README and the Reliability article are the corpora's sizes.
+    @Test(arguments: ["README.md", "Sources/NotifyRoute/NotifyRoute.docc/Reliability.md"])
+    func theDocsCountTheBrokenConfigsThereAre(document: String) throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
         let counts = text.matches(of: /holds (\d+)\s+broken\s+configs/).map { Int($0.output.1) }
         #expect(!counts.isEmpty)
-        #expect(counts.allSatisfy { $0 == BrokenConfigTests.files.count }, "README says \(counts); there are \(BrokenConfigTests.files.count)")
+        #expect(counts.allSatisfy { $0 == BrokenConfigTests.files.count }, "\(document) says \(counts); there are \(BrokenConfigTests.files.count)")
     }
 
     @Test func aConfigOverOneMebibyteIsRefusedUnread() throws {

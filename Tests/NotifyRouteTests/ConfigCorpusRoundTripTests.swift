@@ -14,16 +14,19 @@ import Testing
         return enumerator.compactMap { $0 as? URL }.filter { $0.path.hasSuffix(suffix) }.sorted { $0.path < $1.path }
     }
 
-    /// The configs: YAML files beside the config and in the fuzz corpus, the README's YAML
-    /// blocks, and the multi-line string literals of the test sources (without interpolation).
+    /// The configs: YAML files beside the config and in the fuzz corpus, the YAML blocks of the README and the DocC articles,
+    /// and the multi-line string literals of the test sources (without interpolation).
     static let corpus: [(name: String, text: String)] = {
         var corpus: [(String, String)] = []
         for url in files(in: "config", suffix: ".yaml") + files(in: "Tests/Fuzz/corpus/fuzz-config", suffix: ".yaml") {
             if let text = try? String(contentsOf: url, encoding: .utf8) { corpus.append((url.path.replacingOccurrences(of: root.path + "/", with: ""), text)) }
         }
-        if let readme = try? String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8) {
-            for (index, block) in readme.components(separatedBy: "```yaml\n").dropFirst().enumerated() {
-                corpus.append(("README.md yaml block \(index + 1)", block.components(separatedBy: "```")[0]))
+        let documents = ["README.md"] + (files(in: "Sources", suffix: ".md") + files(in: "Plugins", suffix: ".md"))
+            .map { $0.path.replacingOccurrences(of: root.path + "/", with: "") }
+        for document in documents {
+            guard let text = try? String(contentsOf: root.appendingPathComponent(document), encoding: .utf8) else { continue }
+            for (index, block) in text.components(separatedBy: "```yaml\n").dropFirst().enumerated() {
+                corpus.append(("\(document) yaml block \(index + 1)", block.components(separatedBy: "```")[0]))
             }
         }
         for url in files(in: "Tests", suffix: ".swift") {
