@@ -109,8 +109,6 @@ let package = Package(
                 "CTetheredSpawn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            // The release build's function order for lld (Tests/Benchmarks/README.md, "Release build"), not a source.
-            exclude: ["startup.order"],
             resources: [.embedInCode("Resources/notify-route.yaml")]
         ),
 
