@@ -118,8 +118,8 @@ public final class DesktopSink: NotificationSink {
     /// that may block (libnotify, D-Bus) runs on the plugin's GLib thread, and the caller
     /// waits for it only until the deadline (``DeadlineTimer``). So the router calls it
     /// directly, without a task in the cooperative pool and a Dispatch timer: a `send`
-    /// to the desktop starts 4 threads (the GLib thread, GLib's `gmain` and `gdbus`,
-    /// the deadline timer) where it started 7.
+    /// to the desktop starts only the GLib thread, GLib's `gmain` and `gdbus`, and the
+    /// deadline timer.
     public var capabilities: SinkCapabilities {
         let server = probe.cachedServer
         return SinkCapabilities(
