@@ -30,7 +30,7 @@ public struct ConfigNode: Hashable, Sendable {
 
     /// Parses YAML text; `file` is the name used in error messages.
     ///
-    /// libyaml's event parser composes the tree (``YAMLComposer``); every value is kept
+    /// libyaml's event parser composes the tree (`YAMLComposer`); every value is kept
     /// as the string written, and only a plain empty, `~` or `null` is null: the readers
     /// of ``ConfigMapping`` decide what `true` or `5` means where they expect it.
     /// A UTF-8 byte-order mark at the start (as some Windows editors save) is skipped.
