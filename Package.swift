@@ -26,18 +26,23 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // MARK: Core: no system C library but libyaml (the config parser) and SQLite (the state), no knowledge of any sink.
+        // MARK: Core: no system C library but SQLite (the state) and, through YAMLDocument, libyaml; no knowledge of any sink.
         .target(
             name: "NotifyRoute",
             dependencies: [
-                "CYAML",
+                "YAMLDocument",
+                "TimeZoneInfo",
                 "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The config's YAML: libyaml's events composed into a tree, and a tree written back.
+        .target(name: "YAMLDocument", dependencies: ["CYAML"]),
         // libyaml (Debian libyaml-dev), linked statically by its module map (`-l:libyaml.a`), as
         // Yams bundled it: no pkgConfig, whose `-lyaml` would add libyaml-0.so.2 to every start.
         .systemLibrary(name: "CYAML", path: "Sources/CYAML"),
+        // Quiet hours' time zones, read from the system's tzdata without ICU or Foundation.
+        .target(name: "TimeZoneInfo"),
         // SQLite (Debian libsqlite3-dev), the state database, linked statically by its module
         // map (`-l:libsqlite3.a`) for the same reason: pkgConfig's `-lsqlite3` would load
         // libsqlite3.so.0 at every start, state or not.
@@ -104,8 +109,6 @@ let package = Package(
                 "CTetheredSpawn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            // The release build's function order for lld (Tests/Benchmarks/README.md, "Release build"), not a source.
-            exclude: ["startup.order"],
             resources: [.embedInCode("Resources/notify-route.yaml")]
         ),
 
@@ -131,6 +134,7 @@ let package = Package(
             path: "Tests/NotifyRouteTestSupport"
         ),
         .testTarget(name: "NotifyRouteTests", dependencies: ["NotifyRoute", "NotifyRouteTestSupport"]),
+        .testTarget(name: "TimeZoneInfoTests", dependencies: ["TimeZoneInfo", "NotifyRoute", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteTerminalTests", dependencies: ["NotifyRouteTerminal", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteDesktopTests", dependencies: ["NotifyRouteDesktop", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteJournalTests", dependencies: ["NotifyRouteJournal", "NotifyRouteTestSupport"]),

@@ -143,8 +143,8 @@ gdbus call --session --dest org.freedesktop.Notifications --object-path /org/fre
   # What every command maps at start-up: the binary's own size and the shared objects it needs.
   echo "RESULT binary size_mb=$(( $(stat -c %s "$NR") / 1048576 )) needed=$(readelf -d "$NR" | grep -c NEEDED)" \
     "loaded_at_version=$(LD_TRACE_LOADED_OBJECTS=1 "$NR" | grep -c '=>\|ld-linux')" \
-    "ordered_found=$(comm -12 <(sort -u Sources/notify-route/startup.order) <(nm --defined-only "$NR" | awk '{print $NF}' | sort -u) | wc -l)" \
-    "ordered=$(wc -l <Sources/notify-route/startup.order)"
+    "ordered_found=$(comm -12 <(sort -u Tests/Benchmarks/startup.order) <(nm --defined-only "$NR" | awk '{print $NF}' | sort -u) | wc -l)" \
+    "ordered=$(wc -l <Tests/Benchmarks/startup.order)"
 } | tee "$WORK/results.txt"
 
 # ---- the table ----

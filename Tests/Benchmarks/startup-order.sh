@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes Sources/notify-route/startup.order: the functions the usual commands run, in the
+# Writes Tests/Benchmarks/startup.order: the functions the usual commands run, in the
 # order lld should lay them out (`--symbol-ordering-file`, see "Release build" in Tests/Benchmarks/README.md).
 #
 #   bash Tests/Benchmarks/startup-order.sh
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-ORDER=$ROOT/Sources/notify-route/startup.order
+ORDER=$ROOT/Tests/Benchmarks/startup.order
 
 if [ "${ORDER_STAGE:-}" != inner ]; then
   command -v valgrind >/dev/null || apt-get install -y valgrind >/dev/null

@@ -92,6 +92,11 @@ enum Child {
         })
     }
 
+    /// How many threads this process has (`/proc/self/task`).
+    static func threadCount() -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).count
+    }
+
     /// A delivery that is expected to fail: what it threw and how long it took.
     static func failedDelivery(_ sink: DesktopSink, _ delivery: SinkDelivery) async throws -> (error: SinkError, elapsed: Duration) {
         var thrown: (any Error)?

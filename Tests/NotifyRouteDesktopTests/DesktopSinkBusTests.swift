@@ -445,6 +445,34 @@ struct DesktopSinkBusTests {
         #expect(try daemon.notifyCalls().map(\.summary) == ["now"])
     }
 
+    /// `capabilities` is declared, not probed: reading it (as `explain` and `--dry-run` do)
+    /// loads no libnotify and starts no thread; the first delivery probes, and what it
+    /// learnt shows in the capabilities read afterwards.
+    @Test func readingCapabilitiesLoadsNothingAndStartsNoThread() async throws {
+        let daemon = try DBusMockDaemon.start(capabilities: "body body-markup")
+        defer { daemon.shutdown() }
+        await #expect(processExitsWith: .success) { [address = daemon.busAddress as String] in
+            Child.useBus(address)
+            await Child.reportingErrors {
+                let router = try Child.router(Child.oneRoute)
+                let sink = try #require(router.sink(named: "desktop"))
+                let threadsBefore = Child.threadCount()
+                let first = sink.capabilities
+                // Time for a thread started in the background to load libnotify and name itself.
+                usleep(300_000)
+                #expect(Child.threadCount() == threadsBefore, "no thread started")
+                #expect(!Child.mappedObjects().contains { $0.contains("libnotify") }, "no dlopen")
+                #expect(Child.threadNames().isDisjoint(with: ["notify-route-gl", "gmain", "gdbus"]))
+                #expect(first.supportsActions && !first.supportsMarkup, "nothing known yet: actions let through")
+                #expect(try await router.send(NotificationEvent(title: "now")).summary == .delivered)
+                #expect(Child.mappedObjects().contains { $0.hasSuffix("/libnotify.so.4") || $0.contains("/libnotify.so.4.") })
+                let probed = sink.capabilities
+                #expect(!probed.supportsActions && probed.supportsMarkup, "what the delivery's probe found")
+            }
+        }
+        #expect(try daemon.notifyCalls().map(\.summary) == ["now"])
+    }
+
     @Test func withoutLibnotifyTheSinkIsUnavailableWithTheReason() async throws {
         let daemon = try DBusMockDaemon.start()
         defer { daemon.shutdown() }

@@ -109,18 +109,18 @@ public final class DesktopSink: NotificationSink {
         self.init(configuration: configuration)
     }
 
-    /// Replace, close and interactions always; actions and markup as the daemon says,
-    /// once it has been probed. Reading this starts the probe in the background; until
-    /// it answers, actions are let through and ``deliver(_:)`` drops them itself.
+    /// Replace, close and interactions always; actions and markup as the daemon said to
+    /// the last probe. Reading this probes nothing (no libnotify, no thread): until a
+    /// delivery or ``availability()`` has probed, actions are let through and
+    /// ``deliver(_:)`` drops them itself.
     ///
     /// `deliversInline`: ``deliver(_:)`` keeps the delivery's deadline itself. Every call
     /// that may block (libnotify, D-Bus) runs on the plugin's GLib thread, and the caller
     /// waits for it only until the deadline (``DeadlineTimer``). So the router calls it
     /// directly, without a task in the cooperative pool and a Dispatch timer: a `send`
-    /// to the desktop starts 4 threads (the GLib thread, GLib's `gmain` and `gdbus`,
-    /// the deadline timer) where it started 7.
+    /// to the desktop starts only the GLib thread, GLib's `gmain` and `gdbus`, and the
+    /// deadline timer.
     public var capabilities: SinkCapabilities {
-        probe.startIfNeeded()
         let server = probe.cachedServer
         return SinkCapabilities(
             canReplace: true, canClose: true,

@@ -12,9 +12,9 @@ import Synchronization
 /// its proxy, so `ActionInvoked` and `NotificationClosed` are dispatched here even
 /// when nobody awaits anything.
 ///
-/// Nothing happens until a desktop sink first needs the daemon: then ``start()``
-/// loads libnotify (`dlopen`) and starts the thread, once per process; or a thread
-/// made to load libnotify becomes the GLib thread itself (``startHere(with:)``).
+/// Nothing happens until a desktop sink first needs the daemon (a delivery, a close or
+/// ``DesktopSink/availability()``): then ``start()`` loads libnotify (`dlopen`) and
+/// starts the thread, once per process.
 final class GLibLoopThread: Sendable {
     private static let instance: Result<GLibLoopThread, SinkError> = {
         if let failure = nr_libnotify_load() {
@@ -38,19 +38,6 @@ final class GLibLoopThread: Sendable {
             pthread_detach(handle)
         }
         return thread
-    }
-
-    /// Loads libnotify, queues `job`, and makes the calling thread the GLib thread: it
-    /// runs the loop for the life of the process, unless another thread already does, in
-    /// which case it returns once `job` is queued. For a thread started to load libnotify
-    /// in the background (``ServerProbeCache/startIfNeeded()``): one thread where that
-    /// thread and then the GLib thread were two.
-    ///
-    /// - Throws: `unavailable`, with the loader's reason, when libnotify cannot be loaded.
-    static func startHere(with job: @escaping @Sendable () -> Void) throws(SinkError) {
-        let thread = try instance.get()
-        thread.submit(job)
-        if thread.claimLoop() { runLoop(thread.context.pointer) }
     }
 
     /// The started thread, for code that runs on it (so libnotify is loaded).

@@ -53,23 +53,6 @@ final class ServerProbeCache: Sendable {
         }
     }
 
-    /// Starts a probe in the background when nothing is known yet (for the synchronous
-    /// ``DesktopSink/capabilities``, which must not wait).
-    ///
-    /// Loading libnotify (a few milliseconds of `dlopen` and relocation) happens there
-    /// too, while the router goes on with its state file, instead of before it. On a
-    /// thread of its own, not in a task (the first task of a process starts the
-    /// cooperative pool's threads, which a `send` would have no other use for), which
-    /// then becomes the GLib thread.
-    func startIfNeeded() {
-        let start = state.withLock { state -> Bool in
-            guard state.outcome == nil, state.waiters == nil else { return false }
-            state.waiters = []
-            return true
-        }
-        if start && !DetachedThread.start(name: "notify-route-gl", { self.runProbe(becomingTheGLibThread: true) }) { runProbe() }
-    }
-
     /// The daemon, probing when nothing usable is known.
     ///
     /// - Parameter freshWithin: probe again if the last contact is older than this
@@ -162,9 +145,8 @@ final class ServerProbeCache: Sendable {
         StoredServerInformation.remove()
     }
 
-    /// Queues the probe on the GLib thread; `becomingTheGLibThread`: the calling thread,
-    /// made for this, then runs the GLib loop itself (see ``GLibLoopThread/startHere(with:)``).
-    private func runProbe(becomingTheGLibThread: Bool = false, startDeadline: ContinuousClock.Instant? = nil) {
+    /// Queues the probe on the GLib thread (loading libnotify and starting it, the first time).
+    private func runProbe(startDeadline: ContinuousClock.Instant? = nil) {
         let timeout = timeout
         // Another process's answer will do only for the first probe of this sink; a
         // recheck is there to hear from the daemon itself.
@@ -201,11 +183,7 @@ final class ServerProbeCache: Sendable {
             finish(outcome, fromStore: false, identity: owner)
         }
         do throws(SinkError) {
-            if becomingTheGLibThread {
-                try GLibLoopThread.startHere(with: job)
-            } else {
-                try GLibLoopThread.start().submit(job)
-            }
+            try GLibLoopThread.start().submit(job)
         } catch {
             finish(.failure(error), fromStore: false, identity: nil)
         }

@@ -118,9 +118,10 @@ final class PluginProcess: Sendable {
                         end(SinkError(.failed, "cannot write to the plugin (pid \(pid)): \(failure)", isRetryable: true), kill: true)
                     }
                 }
-                let nanoseconds = max(0, DurationParser.milliseconds(deadline - .now)) * 1_000_000
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
-                    timeOut(id)
+                DeadlineTimer.shared.schedule(at: deadline) { [self] in
+                    // Killing and reporting are off the timer's thread, which must not wait on stderr.
+                    guard isPending(id) else { return }
+                    DispatchQueue.global().async { self.timeOut(id) }
                 }
             }
         } onCancel: {
@@ -129,8 +130,12 @@ final class PluginProcess: Sendable {
         }
     }
 
+    private func isPending(_ id: Int) -> Bool {
+        state.withLock { state in state.pending.contains { $0.id == id } }
+    }
+
     private func timeOut(_ id: Int) {
-        guard state.withLock({ state in state.pending.contains { $0.id == id } }) else { return }
+        guard isPending(id) else { return }
         Self.report("killed the plugin (pid \(pid)): no answer before the deadline; it restarts on the next event", sink: sinkName)
         end(SinkError(.timedOut, "no answer before the deadline; the plugin (pid \(pid)) was killed and restarts on the next event",
                       isRetryable: true), kill: true)
@@ -184,8 +189,7 @@ final class PluginProcess: Sendable {
                 continuation.resume(returning: true)
                 return
             }
-            let nanoseconds = max(0, DurationParser.milliseconds(limit)) * 1_000_000
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+            DeadlineTimer.shared.schedule(at: .now + limit) { [self] in
                 state.withLock { $0.exitWaiters.removeValue(forKey: token) }?.resume(returning: false)
             }
         }

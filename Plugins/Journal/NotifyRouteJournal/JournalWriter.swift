@@ -157,8 +157,8 @@ final class JournalWriter: Sendable {
                 // journald is known not to answer: wait only briefly (it may just have come back)
                 // instead of spending the caller's whole deadline again.
                 let end = stalled ? min(limit, .now + Self.stalledWait) : limit
-                let nanoseconds = max(0, DurationParser.milliseconds(end - .now)) * 1_000_000
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { self.expire(id) }
+                // A no-op when the record was answered first; it only takes the lock.
+                DeadlineTimer.shared.schedule(at: end) { self.expire(id) }
             }
         } onCancel: {
             expire(id)
@@ -341,7 +341,8 @@ final class JournalWriter: Sendable {
                 state.withLock { $0.droppedUnlogged += dropped }
             }
             if case .retry(let delay) = step {
-                queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { self.drain() }
+                // Drained on the queue, never on the timer's thread: a write may block.
+                DeadlineTimer.shared.schedule(at: .now + .milliseconds(delay)) { self.queue.async { self.drain() } }
                 return
             }
         }

@@ -361,8 +361,8 @@ final class BannerPresenter: TerminalClaim {
             for waiter in effects.idleWaiters { waiter.resume() }
         }
         if let (generation, after) = effects.timer {
-            let nanoseconds = max(0, DurationParser.milliseconds(after)) * 1_000_000
-            queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { self.expire(generation: generation) }
+            // Expired on the queue, never on the timer's thread: redrawing may block on the terminal.
+            DeadlineTimer.shared.schedule(at: .now + after) { self.queue.async { self.expire(generation: generation) } }
         }
         if !effects.interactions.isEmpty {
             let listeners = state.withLock { Array($0.listeners.values) }

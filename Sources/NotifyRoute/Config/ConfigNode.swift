@@ -1,3 +1,5 @@
+import YAMLDocument
+
 /// A config value with the place it came from, so every error can name file:line:column.
 ///
 /// Built from YAML by ``ConfigNode/parse(yaml:file:)`` or in code with literals, for
@@ -26,18 +28,21 @@ public struct ConfigNode: Hashable, Sendable {
     /// and a deeper file is a mistake or an attack on the parser.
     public static let maximumDepth = 64
 
-    /// The plain scalars that mean "nothing" (YAML 1.1's null); quoted, they are strings.
-    static let nullSpellings: Set<String> = ["", "~", "null", "Null", "NULL"]
-
     /// Parses YAML text; `file` is the name used in error messages.
     ///
-    /// libyaml's event parser composes the tree (``YAMLComposer``); every value is kept
+    /// libyaml's event parser composes the tree (`YAMLComposer`); every value is kept
     /// as the string written, and only a plain empty, `~` or `null` is null: the readers
     /// of ``ConfigMapping`` decide what `true` or `5` means where they expect it.
     /// A UTF-8 byte-order mark at the start (as some Windows editors save) is skipped.
     public static func parse(yaml: String, file: String) throws(ConfigError) -> ConfigNode {
         let yaml = yaml.unicodeScalars.first == "\u{FEFF}" ? String(yaml.unicodeScalars.dropFirst()) : yaml
-        guard let root = try YAMLComposer.singleRoot(yaml: yaml, file: file) else {
+        let composed: YAMLNode?
+        do throws(YAMLError) {
+            composed = try YAMLComposer.singleRoot(yaml: yaml, maximumDepth: maximumDepth)
+        } catch {
+            throw ConfigError(error, in: yaml, file: file)
+        }
+        guard let root = composed else {
             return ConfigNode(.null, at: SourceLocation(file: file, line: 1, column: 1))
         }
         var budget = maximumNodeCount
@@ -55,7 +60,7 @@ public struct ConfigNode: Hashable, Sendable {
         guard depth < maximumDepth else { throw ConfigError.tooDeep(at: location) }
         switch node {
         case .scalar(let text, let plain, _):
-            if plain, nullSpellings.contains(text) {
+            if plain, YAMLNode.nullSpellings.contains(text) {
                 return ConfigNode(.null, at: location)
             }
             return ConfigNode(.scalar(text), at: location)
@@ -121,6 +126,23 @@ extension ConfigNode: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, E
 }
 
 extension ConfigError {
+    /// What the composer found, in the config's words and at its place in `text`.
+    init(_ error: YAMLError, in text: String, file: String) {
+        let location = switch error.position {
+        case .mark(let mark): SourceLocation(file: file, line: mark.line, column: mark.column)
+        case .byteOffset(let offset): ConfigError.location(ofByteOffset: offset, in: text, file: file)
+        }
+        switch error.problem {
+        case .invalid(let problem):
+            self.init("invalid YAML: \(problem)", at: location)
+        case .duplicateKeys(let keys):
+            let names = keys.map { "\"\($0)\"" }.joined(separator: ", ")
+            self.init("duplicate key \(names) in one mapping; each key may appear once", at: location)
+        case .tooDeep:
+            self = .tooDeep(at: location)
+        }
+    }
+
     static func tooDeep(at location: SourceLocation) -> ConfigError {
         ConfigError("config is nested more than \(ConfigNode.maximumDepth) levels deep; expected a shallow mapping", at: location)
     }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import TimeZoneInfo
 
 /// `rate: { max: 5, per: 1m }` on a route: at most `max` events per sink in each period;
 /// what is held back is counted and summarised ("+37 more from backup") with the first

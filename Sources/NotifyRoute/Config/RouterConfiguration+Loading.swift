@@ -1,3 +1,5 @@
+import TimeZoneInfo
+
 extension RouterConfiguration {
     /// The top-level keys of a config file: a contract users and outside tests rely on.
     public static let topLevelKeys = ConfigSchema.names(in: .top)

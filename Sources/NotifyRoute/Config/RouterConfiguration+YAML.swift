@@ -1,3 +1,5 @@
+import YAMLDocument
+
 extension RouterConfiguration {
     /// The config in effect as YAML, every key of ``ConfigSchema`` that has a default
     /// written out: what `notify-route config show` prints. It loads back to a config

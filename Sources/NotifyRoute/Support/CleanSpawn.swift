@@ -6,12 +6,12 @@ import Glibc
 /// signals; an ignored disposition and the signal mask are inherited across exec, so a
 /// child started plainly would not see SIGPIPE, or SIGCHLD, or a kill it should die of.
 /// The exec plugin, `notify-route run` and the tests start their children through this.
-public enum CleanSpawn {
+package enum CleanSpawn {
     /// Starts `path` with `arguments` (argv[0] included) and `environment` (`nil`: this
     /// process's environment), applying `actions` (dup2s of pipes, say).
     ///
     /// - Returns: the child's pid, or the `errno` of the failure (`ENOENT`, `EACCES`, ...).
-    public static func spawn(
+    package static func spawn(
         _ path: String, arguments: [String], environment: [String: String]? = nil,
         actions: inout posix_spawn_file_actions_t
     ) -> Result<pid_t, SpawnFailure> {
@@ -38,9 +38,9 @@ public enum CleanSpawn {
     }
 
     /// Why a spawn failed: the `errno` value `posix_spawn` returned.
-    public struct SpawnFailure: Error, Sendable {
-        public var code: Int32
+    package struct SpawnFailure: Error, Sendable {
+        package var code: Int32
         /// `strerror` of the code.
-        public var reason: String { String(cString: strerror(code)) }
+        package var reason: String { String(cString: strerror(code)) }
     }
 }

@@ -16,12 +16,12 @@ import Synchronization
 ///     worker.submit { answer(doTheSlowThing()) }
 /// }
 /// ```
-public final class DeadlineTimer: Sendable {
+package final class DeadlineTimer: Sendable {
     /// The process's timer thread.
-    public static let shared = DeadlineTimer()
+    package static let shared = DeadlineTimer()
 
     /// A timer that is set, for ``cancel(_:)``.
-    public struct Token: Hashable, Sendable {
+    package struct Token: Hashable, Sendable {
         fileprivate let instant: ContinuousClock.Instant
         fileprivate let id: UInt64
     }
@@ -46,7 +46,7 @@ public final class DeadlineTimer: Sendable {
     /// Calls `action` on the timer's thread at `instant` (at once when it has passed)
     /// unless ``cancel(_:)`` comes first.
     @discardableResult
-    public func schedule(at instant: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> Token {
+    package func schedule(at instant: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> Token {
         let (token, startThread, isEarliest) = state.withLock { state in
             state.nextID += 1
             let token = Token(instant: instant, id: state.nextID)
@@ -66,7 +66,7 @@ public final class DeadlineTimer: Sendable {
     }
 
     /// Unsets a timer; nothing happens if it has fired already.
-    public func cancel(_ token: Token) {
+    package func cancel(_ token: Token) {
         state.withLock { state in
             var index = Self.insertionIndex(in: state.entries, for: token.instant)
             // Entries of the same instant sit just before the insertion point.
@@ -86,7 +86,7 @@ public final class DeadlineTimer: Sendable {
     ///
     /// The caller's task is suspended, never its thread blocked, and no task is made:
     /// `start` runs at once, on the caller's thread, and must not block.
-    public func first<Value: Sendable>(
+    package func first<Value: Sendable>(
         by deadline: ContinuousClock.Instant, orElse fallback: @autoclosure @escaping @Sendable () -> Value,
         _ start: (_ answer: @escaping @Sendable (Value) -> Void) -> Void
     ) async -> Value {

@@ -7,12 +7,12 @@ import Glibc
 /// Foundation's `Thread` would do, but it lives in swift-corelibs-foundation, which a
 /// statically linked binary then carries whole, ICU included (about 60 MB and 2.7 ms
 /// of every start); this is the few lines of pthread it needs.
-public enum DetachedThread {
+package enum DetachedThread {
     /// Starts `body` on a new detached thread. `name` says what the thread is for (it is
     /// what a crash report or a debugger shows of the closure). Returns `false` when the
     /// system refuses a thread.
     @discardableResult
-    public static func start(name: StaticString, _ body: @escaping @Sendable () -> Void) -> Bool {
+    package static func start(name: StaticString, _ body: @escaping @Sendable () -> Void) -> Bool {
         let box = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
         var thread = pthread_t()
         let status = pthread_create(&thread, nil, { raw in

@@ -1,11 +1,11 @@
 import Glibc
 
-/// Reading an open file to its end, up to a cap: the loop the config, the state file of
-/// earlier versions and tzdata share.
-public enum FileContents {
+/// Reading an open file to its end, up to a cap: the loop the config and the state file of
+/// earlier versions share.
+package enum FileContents {
     /// A `read` failed; `errno` says why.
-    public struct ReadFailure: Error, Sendable {
-        public var errno: Int32
+    package struct ReadFailure: Error, Sendable {
+        package var errno: Int32
     }
 
     /// The bytes from `fd`'s offset to its end, read straight into one buffer sized from
@@ -13,7 +13,7 @@ public enum FileContents {
     /// grown as needed. Reads interrupted by a signal are retried. Reading stops once more
     /// than `limit` bytes are in, so a result longer than `limit` means a larger file: the
     /// caller says it was too long. There is no default: every caller names its cap.
-    public static func read(_ fd: Int32, limit: Int, expectedSize: Int = 0) -> Result<[UInt8], ReadFailure> {
+    package static func read(_ fd: Int32, limit: Int, expectedSize: Int = 0) -> Result<[UInt8], ReadFailure> {
         // Not a buffer of the limit: zeroing 1 MiB costs more than parsing a config.
         var bytes = [UInt8](repeating: 0, count: min(max(expectedSize, 4096), limit) + 1)
         var count = 0

@@ -55,6 +55,11 @@ typedef void (*NotifyActionCallback)(NotifyNotification *notification, char *act
 typedef enum { G_BUS_TYPE_SESSION = 2 } GBusType;
 
 typedef enum {
+    G_CONNECT_AFTER = 1,
+    G_CONNECT_SWAPPED = 2
+} GConnectFlags;
+
+typedef enum {
     G_DBUS_CALL_FLAGS_NONE = 0,
     G_DBUS_CALL_FLAGS_NO_AUTO_START = 1
 } GDBusCallFlags;
@@ -110,7 +115,7 @@ struct nr_libnotify_api {
     void (*g_object_set)(gpointer object, const gchar *first_property_name, ...);
     void (*g_object_unref)(gpointer object);
     gulong (*g_signal_connect_data)(gpointer instance, const gchar *signal, void (*handler)(void), gpointer data,
-                                    GClosureNotify destroy, gint flags);
+                                    GClosureNotify destroy, GConnectFlags flags);
     // GLib
     void (*g_error_free)(GError *);
     void (*g_free)(gpointer);
@@ -206,7 +211,7 @@ typedef void (*nr_closed_callback)(NotifyNotification *notification, gpointer us
 /// g_signal_connect_data for "closed", with a destroy notify that releases user_data.
 static inline gulong nr_notification_connect_closed(
     NotifyNotification *notification, nr_closed_callback callback, gpointer user_data, GClosureNotify destroy) {
-    return nr_libnotify.g_signal_connect_data(notification, "closed", (void (*)(void))callback, user_data, destroy, 0);
+    return nr_libnotify.g_signal_connect_data(notification, "closed", (void (*)(void))callback, user_data, destroy, (GConnectFlags)0);
 }
 
 static inline void nr_notification_unref(NotifyNotification *notification) {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import NotifyRoute
+@testable import TimeZoneInfo
 import NotifyRouteTestSupport
 import Testing
 

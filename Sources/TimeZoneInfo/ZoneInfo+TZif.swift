@@ -1,6 +1,6 @@
 /// Why a zone could not be had: the name, the file, or what is wrong in the file.
-struct ZoneInfoError: Error, Hashable, Sendable, CustomStringConvertible {
-    enum Reason: Hashable, Sendable {
+package struct ZoneInfoError: Error, Hashable, Sendable, CustomStringConvertible {
+    package enum Reason: Hashable, Sendable {
         /// Not a zone name: empty, `..`, a leading `/`, or a character outside `[A-Za-z0-9_+-/]`.
         case invalidName
         /// No such file under the zone directory (or not a regular file).
@@ -11,10 +11,10 @@ struct ZoneInfoError: Error, Hashable, Sendable, CustomStringConvertible {
         case malformed(path: String, detail: String)
     }
 
-    var name: String
-    var reason: Reason
+    package var name: String
+    package var reason: Reason
 
-    var description: String {
+    package var description: String {
         switch reason {
         case .invalidName: "invalid time zone name \"\(name)\""
         case .notFound(let directory): "unknown time zone \"\(name)\" (not in \(directory))"

@@ -3,7 +3,7 @@ import Synchronization
 
 extension ZoneInfo {
     /// Where zones are read from: `$TZDIR`, as for glibc, or `/usr/share/zoneinfo`.
-    static var directory: String {
+    package static var directory: String {
         if let value = getenv("TZDIR"), value.pointee != 0 { return String(cString: value) }
         return "/usr/share/zoneinfo"
     }
@@ -14,7 +14,7 @@ extension ZoneInfo {
     /// The zone called `name` (`Europe/Berlin`, `UTC`, `GMT+02:00`), read once from
     /// ``directory`` and then cached for the life of the process (tzdata updates are
     /// seen by the next run, as with Foundation's `TimeZone`).
-    static func named(_ name: String) throws(ZoneInfoError) -> ZoneInfo {
+    package static func named(_ name: String) throws(ZoneInfoError) -> ZoneInfo {
         if let zone = cache.withLock({ $0[name] }) { return zone }
         let zone = try load(named: name, directory: directory)
         cache.withLock { $0[name] = zone }
@@ -23,7 +23,7 @@ extension ZoneInfo {
 
     /// The machine's own zone: `$TZ` as glibc reads it, else `/etc/localtime`, else UTC.
     /// Read once, like Foundation's `TimeZone.current`.
-    static var local: ZoneInfo { localZone }
+    package static var local: ZoneInfo { localZone }
 
     private static let localZone = local(tz: getenv("TZ").map { String(cString: $0) }, directory: directory)
 
@@ -112,7 +112,7 @@ extension ZoneInfo {
         return ZoneInfo(name: name, fixed: LocalTimeType(utcOffset: -hours * 3600, isDaylightSaving: false, abbreviation: abbreviation))
     }
 
-    static let builtInNames = ["UTC", "GMT", "Etc/UTC", "Etc/GMT"]
+    package static let builtInNames = ["UTC", "GMT", "Etc/UTC", "Etc/GMT"]
 
     /// Reads and parses one TZif file. `directory` is where a missing file was looked for.
     static func file(at path: String, name: String, directory: String?) throws(ZoneInfoError) -> ZoneInfo {
@@ -132,12 +132,21 @@ extension ZoneInfo {
         // The largest tzdata file is a few kilobytes.
         let limit = 1 << 20
         guard info.st_size <= limit else { throw ZoneInfoError(name: name, reason: .malformed(path: path, detail: "larger than 1 MiB")) }
-        let bytes: [UInt8]
-        switch FileContents.read(fd, limit: limit, expectedSize: Int(info.st_size)) {
-        case .success(let read): bytes = read
-        case .failure(let failed): throw ZoneInfoError(name: name, reason: .unreadable(path: path, errno: failed.errno))
+        // One byte past the size, to see a file that grew since the stat.
+        let size = Int(info.st_size)
+        var bytes = [UInt8](repeating: 0, count: size + 1)
+        var count = 0
+        while count < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
+            if got == 0 { break }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw ZoneInfoError(name: name, reason: .unreadable(path: path, errno: errno))
+            }
+            count += got
         }
-        guard bytes.count <= limit else { throw ZoneInfoError(name: name, reason: .malformed(path: path, detail: "larger than 1 MiB")) }
+        guard count <= size else { throw ZoneInfoError(name: name, reason: .malformed(path: path, detail: "changed while being read")) }
+        bytes.removeSubrange(count...)
         return try ZoneInfo(name: name, tzif: bytes, path: path)
     }
 }

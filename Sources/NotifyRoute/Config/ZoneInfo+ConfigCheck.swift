@@ -1,4 +1,5 @@
 import Glibc
+import TimeZoneInfo
 
 extension ZoneInfo {
     /// What a config's `timezone:` gets told when `name` does not load, `nil` when it does:

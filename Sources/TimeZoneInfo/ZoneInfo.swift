@@ -9,7 +9,7 @@
 ///
 /// Lookups by name are cached (see `ZoneInfo+Lookup.swift`); the file format is read in
 /// `ZoneInfo+TZif.swift`.
-struct ZoneInfo: Hashable, Sendable {
+package struct ZoneInfo: Hashable, Sendable {
     /// One of the zone's kinds of local time: `CET` (+1 h) or `CEST` (+2 h, daylight saving).
     struct LocalTimeType: Hashable, Sendable {
         /// Seconds east of UTC.
@@ -68,7 +68,7 @@ struct ZoneInfo: Hashable, Sendable {
 
     /// Minutes since local midnight (0...1439) at `seconds` since the epoch: all that
     /// quiet hours need, without building a whole `LocalTime`.
-    func minuteOfDay(atSecondsSince1970 seconds: Int64) -> Int {
+    package func minuteOfDay(atSecondsSince1970 seconds: Int64) -> Int {
         let local = seconds + Int64(localTimeType(atSecondsSince1970: seconds).utcOffset)
         return Int(CivilTime.floorMod(local, CivilTime.secondsPerDay) / 60)
     }
@@ -81,7 +81,7 @@ struct ZoneInfo: Hashable, Sendable {
     /// Whole seconds since the epoch of a `Date`'s `timeIntervalSince1970`, rounded down
     /// (so 22:59:59.5 is still 22:59) and clamped to ±10^15 s, so that NaN or an infinite
     /// date cannot trap.
-    static func wholeSeconds(_ interval: Double) -> Int64 {
+    package static func wholeSeconds(_ interval: Double) -> Int64 {
         guard interval.isFinite else { return interval > 0 ? 1_000_000_000_000_000 : interval < 0 ? -1_000_000_000_000_000 : 0 }
         return Int64(min(max(interval.rounded(.down), -1e15), 1e15))
     }

@@ -1,9 +1,9 @@
 import CYAML
 
 /// A YAML tree to write, with the style of each node: what `config show` builds.
-indirect enum YAMLOutput {
+package indirect enum YAMLOutput {
     /// How a scalar is written; libyaml quotes a `plain` one that cannot be plain.
-    enum ScalarStyle {
+    package enum ScalarStyle: Sendable {
         case plain, doubleQuoted
 
         var libyaml: yaml_scalar_style_t {
@@ -22,17 +22,17 @@ indirect enum YAMLOutput {
 
     /// A mapping key, or a value libyaml may write plain (quoted when it would load as
     /// something else: `null`, `~` or empty).
-    static func key(_ text: String) -> YAMLOutput { .scalar(text, .plain) }
+    package static func key(_ text: String) -> YAMLOutput { .scalar(text, .plain) }
 }
 
 /// Writes a ``YAMLOutput`` as one YAML document with libyaml's emitter (`yaml_emitter_*`),
 /// which quotes and escapes whatever needs it: 2-space indent, 80 columns, non-ASCII escaped.
-enum YAMLEmitter {
-    struct EmitError: Error, CustomStringConvertible {
-        var description: String
+package enum YAMLEmitter {
+    package struct EmitError: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    static func serialize(_ root: YAMLOutput) throws(EmitError) -> String {
+    package static func serialize(_ root: YAMLOutput) throws(EmitError) -> String {
         let emitter = UnsafeMutablePointer<yaml_emitter_t>.allocate(capacity: 1)
         defer { emitter.deallocate() }
         guard yaml_emitter_initialize(emitter) == 1 else { throw EmitError(description: "cannot initialise libyaml's emitter") }
@@ -69,7 +69,7 @@ enum YAMLEmitter {
         switch node {
         case .scalar(let text, var style):
             // libyaml quotes what cannot be plain, but "null" or "~" can: they would load back as nothing.
-            if style == .plain, ConfigNode.nullSpellings.contains(text) { style = .doubleQuoted }
+            if style == .plain, YAMLNode.nullSpellings.contains(text) { style = .doubleQuoted }
             var bytes = Array(text.utf8)
             bytes.withUnsafeMutableBufferPointer { value in
                 // No tag, implicit both plain and quoted: the text is all there is.

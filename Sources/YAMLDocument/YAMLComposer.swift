@@ -1,13 +1,16 @@
 import CYAML
 
-/// A YAML node as libyaml's events describe it, before ``ConfigNode/parse(yaml:file:)``
-/// checks and converts it. An alias is the node its anchor named, shared, not copied.
-indirect enum YAMLNode {
+/// A YAML node as libyaml's events describe it, before the config loader checks and
+/// converts it. An alias is the node its anchor named, shared, not copied.
+package indirect enum YAMLNode {
     case scalar(String, plain: Bool, at: YAMLMark)
     case sequence([YAMLNode], at: YAMLMark)
     case mapping([(key: YAMLNode, value: YAMLNode)], at: YAMLMark)
 
-    var mark: YAMLMark {
+    /// The plain scalars that mean "nothing" (YAML 1.1's null); quoted, they are strings.
+    package static let nullSpellings: Set<String> = ["", "~", "null", "Null", "NULL"]
+
+    package var mark: YAMLMark {
         switch self {
         case .scalar(_, _, let mark), .sequence(_, let mark), .mapping(_, let mark): mark
         }
@@ -15,11 +18,11 @@ indirect enum YAMLNode {
 }
 
 /// A 1-based line and column; libyaml counts columns in Unicode scalars.
-struct YAMLMark {
-    var line: Int
-    var column: Int
+package struct YAMLMark: Hashable, Sendable {
+    package var line: Int
+    package var column: Int
 
-    init(line: Int, column: Int) {
+    package init(line: Int, column: Int) {
         self.line = line
         self.column = column
     }
@@ -33,22 +36,20 @@ struct YAMLMark {
 /// (`yaml_parser_parse`): anchors and aliases resolved, duplicate keys refused.
 ///
 /// Iterative, with its own stack, and it stops at the first node nested deeper than
-/// ``ConfigNode/maximumDepth``: a deeply nested file can exhaust neither the thread's
-/// stack nor the memory (libyaml 0.2.5 itself has no nesting limit).
-struct YAMLComposer: ~Copyable {
+/// `maximumDepth`: a deeply nested file can exhaust neither the thread's stack nor the
+/// memory (libyaml 0.2.5 itself has no nesting limit).
+package struct YAMLComposer: ~Copyable {
     private let parser: UnsafeMutablePointer<yaml_parser_t>
-    private let file: String
-    private let text: String
+    private let maximumDepth: Int
     private var anchors: [String: YAMLNode] = [:]
 
     /// `input` must stay valid until the composer is gone.
-    init(input: UnsafeBufferPointer<UInt8>, text: String, file: String) {
+    init(input: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
         parser = .allocate(capacity: 1)
         yaml_parser_initialize(parser)
         yaml_parser_set_encoding(parser, YAML_UTF8_ENCODING)
         yaml_parser_set_input_string(parser, input.baseAddress, input.count)
-        self.file = file
-        self.text = text
+        self.maximumDepth = maximumDepth
     }
 
     deinit {
@@ -57,24 +58,24 @@ struct YAMLComposer: ~Copyable {
     }
 
     /// Parses `yaml` as one document; nil for a stream with no document at all.
-    static func singleRoot(yaml: String, file: String) throws(ConfigError) -> YAMLNode? {
+    package static func singleRoot(yaml: String, maximumDepth: Int) throws(YAMLError) -> YAMLNode? {
         var text = yaml
         return try text.withUTF8 { bytes in
-            Result { () throws(ConfigError) in
-                var composer = YAMLComposer(input: bytes, text: yaml, file: file)
+            Result { () throws(YAMLError) in
+                var composer = YAMLComposer(input: bytes, maximumDepth: maximumDepth)
                 return try composer.singleRoot()
             }
         }.get()
     }
 
-    mutating func singleRoot() throws(ConfigError) -> YAMLNode? {
+    mutating func singleRoot() throws(YAMLError) -> YAMLNode? {
         _ = try next { _ in }  // STREAM-START
         guard try next({ $0.type }) != YAML_STREAM_END_EVENT else { return nil }
         let root = try composeNode()
         _ = try next { _ in }  // DOCUMENT-END
         let (type, mark) = try next { ($0.type, YAMLMark($0.start_mark)) }
         guard type == YAML_STREAM_END_EVENT else {
-            throw ConfigError("invalid YAML: expected a single document in the stream: but found another document", at: location(mark))
+            throw YAMLError(.invalid("expected a single document in the stream: but found another document"), at: .mark(mark))
         }
         return root
     }
@@ -84,7 +85,7 @@ struct YAMLComposer: ~Copyable {
         case mapping([(key: YAMLNode, value: YAMLNode)], pendingKey: YAMLNode?, at: YAMLMark, anchor: String?)
     }
 
-    private mutating func composeNode() throws(ConfigError) -> YAMLNode {
+    private mutating func composeNode() throws(YAMLError) -> YAMLNode {
         var stack: [Open] = []
         while true {
             let finished: YAMLNode
@@ -92,14 +93,14 @@ struct YAMLComposer: ~Copyable {
             let (type, mark, payload) = try next { event -> (yaml_event_type_t, YAMLMark, Payload) in
                 (event.type, YAMLMark(event.start_mark), Payload(event))
             }
-            // Where ConfigNode would stop on the finished tree, stop now: same place, same words.
-            func checkDepth(at mark: YAMLMark) throws(ConfigError) {
-                guard stack.count < ConfigNode.maximumDepth else { throw ConfigError.tooDeep(at: location(mark)) }
+            // Where a check of the finished tree would stop, stop now: same place.
+            func checkDepth(at mark: YAMLMark) throws(YAMLError) {
+                guard stack.count < maximumDepth else { throw YAMLError(.tooDeep, at: .mark(mark)) }
             }
             switch (type, payload) {
             case (YAML_ALIAS_EVENT, .anchor(let name?)):
                 guard let node = anchors[name] else {
-                    throw ConfigError("invalid YAML: found undefined alias", at: location(mark))
+                    throw YAMLError(.invalid("found undefined alias"), at: .mark(mark))
                 }
                 try checkDepth(at: node.mark)
                 finished = node
@@ -171,7 +172,7 @@ struct YAMLComposer: ~Copyable {
 
     /// A key may appear once per mapping. Keys are compared as the strings the config
     /// reads; the error names every repeated key and sits on the first of them.
-    private func checkDuplicates(_ pairs: [(key: YAMLNode, value: YAMLNode)]) throws(ConfigError) {
+    private func checkDuplicates(_ pairs: [(key: YAMLNode, value: YAMLNode)]) throws(YAMLError) {
         guard pairs.count > 1 else { return }
         var first: [String: YAMLMark] = [:]
         var repeated: [String: YAMLMark] = [:]
@@ -180,40 +181,70 @@ struct YAMLComposer: ~Copyable {
             if let earlier = first[name] { repeated[name] = earlier } else { first[name] = mark }
         }
         guard let smallest = repeated.keys.min() else { return }
-        let keys = repeated.keys.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
-        throw ConfigError("duplicate key \(keys) in one mapping; each key may appear once", at: location(repeated[smallest]!))
+        throw YAMLError(.duplicateKeys(repeated.keys.sorted()), at: .mark(repeated[smallest]!))
     }
 
     /// The next event, read by `body` before libyaml frees it.
-    private mutating func next<T>(_ body: (yaml_event_t) -> T) throws(ConfigError) -> T {
+    private mutating func next<T>(_ body: (yaml_event_t) -> T) throws(YAMLError) -> T {
         var event = yaml_event_t()
         guard yaml_parser_parse(parser, &event) == 1 else { throw parseError() }
         defer { yaml_event_delete(&event) }
         return body(event)
     }
 
-    private func location(_ mark: YAMLMark) -> SourceLocation {
-        SourceLocation(file: file, line: mark.line, column: mark.column)
-    }
-
-    /// libyaml's own words, at its problem mark: `invalid YAML: while scanning ...: found ...`.
-    private func parseError() -> ConfigError {
+    /// libyaml's own words, at its problem mark: `while scanning ...: found ...`.
+    private func parseError() -> YAMLError {
         let state = parser.pointee
         let problem = state.problem.map { String(cString: $0) } ?? "unknown error"
         switch state.error {
         case YAML_MEMORY_ERROR:
-            return ConfigError("invalid YAML: out of memory", at: location(YAMLMark(line: 1, column: 1)))
+            return YAMLError(.invalid("out of memory"), at: .mark(YAMLMark(line: 1, column: 1)))
         case YAML_READER_ERROR:
-            return ConfigError("invalid YAML: \(problem)",
-                               at: ConfigError.location(ofByteOffset: state.problem_offset, in: text, file: file))
+            return YAMLError(.invalid(problem), at: .byteOffset(state.problem_offset))
         default:
             let mark = YAMLMark(state.problem_mark)
             if problem.hasPrefix("Maximum nesting level reached") {
                 // A libyaml with its own limit (1000): say it as ours, not as its C API.
-                return ConfigError.tooDeep(at: location(mark))
+                return YAMLError(.tooDeep, at: .mark(mark))
             }
-            let prefix = state.context.map { "\(String(cString: $0).trimmingWhitespace()): " } ?? ""
-            return ConfigError("invalid YAML: \(prefix)\(problem)", at: location(mark))
+            // libyaml's contexts ("while parsing a block mapping") are ASCII.
+            let prefix = state.context.map { "\(String(cString: $0).trimmingASCIISpaces()): " } ?? ""
+            return YAMLError(.invalid(prefix + problem), at: .mark(mark))
         }
+    }
+}
+
+/// Why a YAML text could not be composed, and where.
+package struct YAMLError: Error, Hashable, Sendable {
+    package enum Problem: Hashable, Sendable {
+        /// Not YAML, in libyaml's words or ours (`found undefined alias`).
+        case invalid(String)
+        /// Keys that appear more than once in one mapping, sorted; the position is the
+        /// first of them.
+        case duplicateKeys([String])
+        /// Nested deeper than the composer's `maximumDepth`.
+        case tooDeep
+    }
+
+    /// A line and column, or for a text that is not UTF-8 the offset of the bad byte.
+    package enum Position: Hashable, Sendable {
+        case mark(YAMLMark)
+        case byteOffset(Int)
+    }
+
+    package var problem: Problem
+    package var position: Position
+
+    init(_ problem: Problem, at position: Position) {
+        self.problem = problem
+        self.position = position
+    }
+}
+
+extension String {
+    fileprivate func trimmingASCIISpaces() -> Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return self[first...last]
     }
 }
