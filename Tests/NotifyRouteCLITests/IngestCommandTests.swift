@@ -21,6 +21,56 @@ import Testing
             input: input, timeLimit: timeLimit)
     }
 
+    /// Lines share one state transaction per batch: a line's report is printed only once
+    /// its state is committed, and an input that pauses holds back neither its report nor
+    /// the database (another process's `send` sees the window at once).
+    @Test func aReportComesOnceItsStateIsCommittedAndAPauseReleasesTheDatabase() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("config.yaml")
+        try "sinks: { tty: { kind: terminal } }\nroutes: [ { to: [tty], dedup: { window: 10m } } ]\n".write(to: config, atomically: true, encoding: .utf8)
+        let runtime = directory.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        chmod(runtime.path, 0o700)
+        let environment = ["NO_COLOR": "1", "XDG_RUNTIME_DIR": runtime.path, "NOTIFY_ROUTE_SOCKET": "/nonexistent-notify-route-test/socket"]
+
+        let process = Process()
+        process.executableURL = TestEnvironment.notifyRouteBinary
+        process.arguments = ["ingest", "--json", "--config", config.path]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        input.fileHandleForWriting.write(Data("{\"title\": \"disk full\", \"dedup_key\": \"disk\"}\n".utf8))
+
+        // The report of the line, while the input stays open.
+        let report = LockedLine()
+        Thread.detachNewThread { report.set(output.fileHandleForReading.availableData) }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while report.get() == nil && ContinuousClock.now < deadline { usleep(5_000) }
+        let line = try #require(report.get(), "no report while the input pauses")
+        #expect(line.contains("\"line\":1") && line.contains("\"status\":\"delivered\""), "\(line)")
+
+        let send = try ProcessRunner.notifyRoute(
+            ["send", "--json", "--config", config.path, "-k", "disk", "disk full"], environment: environment)
+        #expect(send.standardOutput.contains("\"summary\":\"suppressed\""), "\(send.standardOutput) \(send.standardError)")
+        #expect(!send.standardError.contains("state unavailable"), "\(send.standardError)")
+
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    final class LockedLine: @unchecked Sendable {
+        private let lock = NSLock()
+        private var text: String?
+        func set(_ data: Data) { lock.lock(); text = String(decoding: data, as: UTF8.self); lock.unlock() }
+        func get() -> String? { lock.lock(); defer { lock.unlock() }; return text }
+    }
+
     @Test func goodLinesAreDeliveredInOrder() throws {
         let input = """
             {"title": "first", "level": "warning"}

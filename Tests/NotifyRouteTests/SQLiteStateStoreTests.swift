@@ -66,6 +66,57 @@ import Testing
         #expect(try store.snapshot().dedup[RouterState.Key(sink: "out", key: "k")]?.count == 1)
     }
 
+    /// `ingest`'s batch: the events' transactions are savepoints in one transaction that
+    /// others do not see until it is committed, and what was published runs only after.
+    @Test func aBatchCommitsItsEventsTogetherAndPublishesAfterTheCommit() async throws {
+        let path = try directory()
+        let writer = store(path), reader = store(path)
+        let batch = StateBatch(maximumAge: .seconds(3_600))
+        let published = Mutex<[String]>([])
+        struct Stop: Error {}
+        try StateBatch.$current.withValue(batch) {
+            try record(writer, "a")
+            batch.publish { published.withLock { $0.append("a") } }
+            #expect(throws: Stop.self) {
+                try writer.withState { state in
+                    _ = state.recordDedup(forKey: RouterState.Key(sink: "out", key: "failed"), now: now, window: 60, maxEntries: 10)
+                    throw Stop()
+                }
+            }
+            try writer.withState(discardingChanges: true) {
+                _ = $0.recordDedup(forKey: RouterState.Key(sink: "out", key: "dry"), now: now, window: 60, maxEntries: 10)
+            }
+            try record(writer, "b")
+            batch.publish { published.withLock { $0.append("b") } }
+        }
+        #expect(try reader.snapshot().dedup.isEmpty, "nothing is committed before the batch")
+        #expect(published.withLock { $0 }.isEmpty, "nothing is published before its state is committed")
+        batch.commit()
+        #expect(published.withLock { $0 } == ["a", "b"])
+        let keys = try reader.snapshot().dedup.keys.map(\.key).sorted()
+        #expect(keys == ["a", "b"], "the failed body and the dry run were undone alone")
+        #expect(try record(writer, "c") == 1, "outside the batch a call commits alone")
+        #expect(try reader.snapshot().dedup.count == 3)
+    }
+
+    /// A batch nobody commits is committed by its timer: the write lock is not held for
+    /// longer than the batch's age, and its publications still run.
+    @Test func aBatchIsCommittedWithinItsMaximumAge() async throws {
+        let path = try directory()
+        let writer = store(path), other = store(path)
+        let batch = StateBatch(maximumAge: .milliseconds(50))
+        let published = Mutex(false)
+        try StateBatch.$current.withValue(batch) {
+            try record(writer, "a")
+            batch.publish { published.withLock { $0 = true } }
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !published.withLock({ $0 }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(published.withLock { $0 })
+        #expect(try other.snapshot().dedup.count == 1)
+        #expect(try record(other, "a", at: 1) == 2, "the lock is free again")
+    }
+
     /// A state file as earlier versions wrote it (maps keyed by `sink` U+001E `key`) is
     /// imported once and renamed; what writers killed mid-write left is removed.
     @Test func aStateFileOfEarlierVersionsIsImportedOnce() throws {

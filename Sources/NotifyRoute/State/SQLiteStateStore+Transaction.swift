@@ -17,7 +17,7 @@ extension SQLiteStateStore {
         init(_ database: SQLiteDatabase) { self.database = database }
 
         enum Query: Int, CaseIterable {
-            case begin, commit, rollback
+            case begin, commit, rollback, savepoint, release, rollbackToSavepoint
             case recordDedup, dedupCount, evictExpiredDedup, evictOldestDedup, setDedupHandle, removeDedup
             case handle, storeHandle, removeHandle, handleCount, evictOldestHandles, replaceKey
             case held, storeHeld, removeHeld, holdsQuiet
@@ -29,6 +29,9 @@ extension SQLiteStateStore {
                 case .begin: "BEGIN IMMEDIATE"
                 case .commit: "COMMIT"
                 case .rollback: "ROLLBACK"
+                case .savepoint: "SAVEPOINT event"
+                case .release: "RELEASE event"
+                case .rollbackToSavepoint: "ROLLBACK TO event"
                 // A duplicate inside its window counts; otherwise a new window opens (every
                 // expression of SET reads the row as it was).
                 case .recordDedup: """

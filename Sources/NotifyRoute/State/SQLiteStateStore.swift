@@ -29,7 +29,7 @@ import Foundation
 /// let store = SQLiteStateStore(directory: try StateDirectory.resolve())
 /// let router = try NotificationRouter(configuration: config, registry: registry, store: store)
 /// ```
-public final class SQLiteStateStore: RouterStateStore {
+public final class SQLiteStateStore: RouterStateStore, StateBatchMember {
     public let directory: String
     public var databasePath: String { directory + "/" + Self.fileName }
     /// How long a transaction waits for another process's to end.
@@ -65,8 +65,13 @@ public final class SQLiteStateStore: RouterStateStore {
             if connection == nil { connection = try open() }
             guard let open = connection else { throw Failure(description: "no state database") }
             do {
-                return try open.transaction(discardingChanges: discardingChanges, body)
+                guard let batch = StateBatch.current else {
+                    return try open.transaction(discardingChanges: discardingChanges, body)
+                }
+                return try open.transaction(discardingChanges: discardingChanges, in: batch, member: self, body)
             } catch let failure as SQLiteDatabase.Failure {
+                // A batch's earlier events keep what they wrote; only this one's part was undone.
+                try? open.commitBatch()
                 connection = nil
                 if failure.isCorruption {
                     // The next call starts afresh; this one goes on without state.
@@ -74,6 +79,14 @@ public final class SQLiteStateStore: RouterStateStore {
                     throw Failure(description: "\(databasePath): \(failure.description); set aside as \(aside ?? "?")")
                 }
                 throw Failure(description: "\(databasePath): \(failure.description)")
+            }
+        }
+    }
+
+    func commitBatch() throws {
+        try connection.withLock { connection in
+            do throws(SQLiteDatabase.Failure) { try connection?.commitBatch() } catch {
+                throw Failure(description: "\(databasePath): \(error.description)")
             }
         }
     }
@@ -191,6 +204,8 @@ public final class SQLiteStateStore: RouterStateStore {
         }
 
         func transaction<Result>(discardingChanges: Bool, _ body: (any RouterStateTransaction) throws -> Result) throws -> Result {
+            // A call from outside the batch's task (a timer's) sees what the batch did, committed.
+            try commitBatch()
             try transaction.statement(.begin).run()
             transaction.failure = nil
             let result: Result
@@ -215,7 +230,57 @@ public final class SQLiteStateStore: RouterStateStore {
             return result
         }
 
+        /// Whether a transaction of a ``StateBatch`` is open (`BEGIN IMMEDIATE`, not yet committed).
+        private(set) var batchOpen = false
+
+        /// `body` as a savepoint in the batch's transaction, which it opens if none is:
+        /// its changes are undone alone when it throws or is a dry run.
+        func transaction<Result>(
+            discardingChanges: Bool, in batch: StateBatch, member: some StateBatchMember,
+            _ body: (any RouterStateTransaction) throws -> Result
+        ) throws -> Result {
+            if !batchOpen {
+                try transaction.statement(.begin).run()
+                batchOpen = true
+                batch.join(member)
+            }
+            try transaction.statement(.savepoint).run()
+            transaction.failure = nil
+            let result: Result
+            do {
+                result = try body(transaction)
+                if let failure = transaction.failure { throw failure }
+            } catch {
+                undoSavepoint()
+                throw error
+            }
+            if discardingChanges { undoSavepoint() } else {
+                do { try transaction.statement(.release).run() } catch {
+                    undoSavepoint()
+                    throw error
+                }
+            }
+            return result
+        }
+
+        private func undoSavepoint() {
+            try? transaction.statement(.rollbackToSavepoint).run()
+            try? transaction.statement(.release).run()
+            // Some errors (a full disk, an I/O error) roll the whole transaction back.
+            if sqlite3_get_autocommit(database.handle) != 0 { batchOpen = false }
+        }
+
+        func commitBatch() throws(SQLiteDatabase.Failure) {
+            guard batchOpen else { return }
+            batchOpen = false
+            do { try transaction.statement(.commit).run() } catch {
+                try? transaction.statement(.rollback).run()
+                throw error
+            }
+        }
+
         func snapshot() throws(SQLiteDatabase.Failure) -> RouterState {
+            try commitBatch()
             try database.execute("BEGIN")
             defer { try? database.execute("COMMIT") }
             return try transaction.all()

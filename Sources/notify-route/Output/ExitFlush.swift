@@ -32,8 +32,11 @@ final class ExitFlush: Sendable {
 
     private let state = Mutex(State())
     private let givenUpBefore: [Int]
+    /// Runs once the event under way has finished, before the wait (`ingest`'s batch commit).
+    private let settle: @Sendable () -> Void
 
-    init(_ router: NotificationRouter) {
+    init(_ router: NotificationRouter, settle: @escaping @Sendable () -> Void = {}) {
+        self.settle = settle
         journals = router.configuration.sinks.compactMap { declaration in
             (router.sink(named: declaration.name) as? JournalSink).map { (declaration.name, $0) }
         }
@@ -124,6 +127,7 @@ final class ExitFlush: Sendable {
             }
             if !busy { continuation.resume() }
         }
+        settle()
         let name = signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"
         announce(limit: JournalSink.shutdownWait, because: name)
         await withTaskGroup(of: Void.self) { group in

@@ -50,49 +50,20 @@ struct Ingest: AsyncParsableCommand {
         let sinks = try SinkSelection.validated(sink, router: router)
         let started = ContinuousClock.now
         var tally = Tally()
-        let exit = ExitFlush(router)
+        // The state of many lines in one commit; a line's output only once its state is committed.
+        let batch = StateBatch(failureNotice: { Console.error("state: \($0); the last events' dedup windows are lost") })
+        let exit = ExitFlush(router, settle: { batch.commit() })
         exit.install()
 
-        for await item in LineReader(fd: STDIN_FILENO) {
-            // After SIGTERM or SIGINT nothing more is read; the signal's own task ends the process.
-            guard exit.beginEvent() else { await exit.parkUntilExit() }
-            defer { exit.endEvent() }
-            let number: Int, bytes: [UInt8]
-            switch item {
-            case .tooLong(let line, let size):
-                tally.lines += 1
-                bad(line, "the line is \(size) bytes long; at most \(LineReader.maximumLineBytes) are read", &tally)
-                continue
-            case .line(let line, let content):
-                (number, bytes) = (line, content)
-            }
-            // Invalid UTF-8 is repaired (U+FFFD), never fatal.
-            let text = String(decoding: bytes, as: UTF8.self)
-            guard !text.allSatisfy(\.isWhitespace) else { continue }
-            tally.lines += 1
-            let report: DeliveryReport
-            do {
-                report = try await router.send(try NotificationEvent.decode(jsonLine: text), only: sinks)
-            } catch {
-                bad(number, error.description, &tally)
-                continue
-            }
-            switch report.summary {
-            case .delivered, .planned: tally.delivered += 1
-            case .suppressed: tally.suppressed += 1
-            case .failed: tally.failed += 1
-            case .noSinkAvailable: tally.noSink += 1
-            }
-            if json {
-                // The report with the line it came from, so output lines map back to input lines.
-                Console.out("{\"line\":\(number)," + ReportPrinter.json(report).dropFirst())
-            }
-            if global.verbose {
-                Console.error("stdin:\(number): " + ReportPrinter.text(report))
-            } else if !json {
-                problems(report, line: number)
+        await StateBatch.$current.withValue(batch) {
+            for await item in LineReader(fd: STDIN_FILENO) {
+                // After SIGTERM or SIGINT nothing more is read; the signal's own task ends the process.
+                guard exit.beginEvent() else { await exit.parkUntilExit() }
+                defer { exit.endEvent() }
+                await route(item, router: router, sinks: sinks, batch: batch, tally: &tally)
             }
         }
+        batch.commit()
 
         await exit.finish(router, noWait: noWait)
         if tally.bad > 0 { Console.error("\(tally.bad) of \(tally.lines) lines were bad") }
@@ -100,10 +71,66 @@ struct Ingest: AsyncParsableCommand {
         throw exitStatus(tally)
     }
 
-    private func bad(_ line: Int, _ message: String, _ tally: inout Tally) {
+    /// One input line through the router; what it prints is published to the batch.
+    private func route(_ item: LineReader.Item, router: NotificationRouter, sinks: [String]?, batch: StateBatch,
+                       tally: inout Tally) async {
+        var output = Output()
+        defer { output.publish(to: batch) }
+        let number: Int, bytes: [UInt8]
+        switch item {
+        case .tooLong(let line, let size):
+            tally.lines += 1
+            bad(line, "the line is \(size) bytes long; at most \(LineReader.maximumLineBytes) are read", &tally, &output)
+            return
+        case .line(let line, let content):
+            (number, bytes) = (line, content)
+        }
+        // Invalid UTF-8 is repaired (U+FFFD), never fatal.
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard !text.allSatisfy(\.isWhitespace) else { return }
+        tally.lines += 1
+        let report: DeliveryReport
+        do {
+            report = try await router.send(try NotificationEvent.decode(jsonLine: text), only: sinks)
+        } catch {
+            bad(number, error.description, &tally, &output)
+            return
+        }
+        switch report.summary {
+        case .delivered, .planned: tally.delivered += 1
+        case .suppressed: tally.suppressed += 1
+        case .failed: tally.failed += 1
+        case .noSinkAvailable: tally.noSink += 1
+        }
+        if json {
+            // The report with the line it came from, so output lines map back to input lines.
+            output.out.append("{\"line\":\(number)," + ReportPrinter.json(report).dropFirst())
+        }
+        if global.verbose {
+            output.error.append("stdin:\(number): " + ReportPrinter.text(report))
+        } else if !json {
+            problems(report, line: number, &output)
+        }
+    }
+
+    /// A line's messages, printed together once the batch holding its state is committed.
+    private struct Output {
+        var out: [String] = []
+        var error: [String] = []
+
+        func publish(to batch: StateBatch) {
+            guard !out.isEmpty || !error.isEmpty else { return }
+            batch.publish { [out, error] in
+                for line in error { Console.error(line) }
+                for line in out { Console.out(line) }
+            }
+        }
+    }
+
+    private func bad(_ line: Int, _ message: String, _ tally: inout Tally, _ output: inout Output) {
         tally.bad += 1
-        Console.error("stdin:\(line): \(message)")
-        if json { Console.out(ReportPrinter.json(BadLine(line: line, error: message))) }
+        output.error.append("stdin:\(line): \(message)")
+        if json { output.out.append(ReportPrinter.json(BadLine(line: line, error: message))) }
     }
 
     private struct BadLine: Encodable {
@@ -112,16 +139,16 @@ struct Ingest: AsyncParsableCommand {
     }
 
     /// Like `send`: say what went wrong, nothing when all went well; with the line number.
-    private func problems(_ report: DeliveryReport, line: Int) {
+    private func problems(_ report: DeliveryReport, line: Int, _ output: inout Output) {
         let delivered = report.summary == .delivered || report.summary == .suppressed
         for outcome in report.outcomes {
             switch outcome.status {
-            case .failed: Console.error("stdin:\(line): \(outcome.sink): \(outcome.status)")
-            case .unavailable where !delivered: Console.error("stdin:\(line): \(outcome.sink): \(outcome.status)")
+            case .failed: output.error.append("stdin:\(line): \(outcome.sink): \(outcome.status)")
+            case .unavailable where !delivered: output.error.append("stdin:\(line): \(outcome.sink): \(outcome.status)")
             default: break
             }
         }
-        for note in report.notes { Console.error("stdin:\(line): \(note)") }
+        for note in report.notes { output.error.append("stdin:\(line): \(note)") }
     }
 
     private func exitStatus(_ tally: Tally) -> ExitCode {

@@ -1,0 +1,104 @@
+import Synchronization
+
+/// The state transactions of many events kept in one commit, for a command that routes a
+/// stream of them (`notify-route ingest`): a store that can (``SQLiteStateStore``) opens
+/// one transaction at the first event of a batch and commits it at most ``maximumAge``
+/// later, instead of one commit, with its locks and log append, per transaction.
+///
+/// What a batch promises: an action given to ``publish(_:)`` (printing an event's
+/// report) runs only once everything its event changed is committed. A crash or a kill
+/// loses at most the batch under way, whose reports were never printed. Meanwhile the
+/// store's write lock is held for at most ``maximumAge`` (and the transaction under way):
+/// other processes' transactions wait that long, within their busy timeout.
+///
+/// Stores join the batch of the task that calls them (``current``); a store that cannot
+/// batch (``InMemoryStateStore``) ignores it, and publications run at the next commit.
+///
+/// ```swift
+/// let batch = StateBatch()
+/// await StateBatch.$current.withValue(batch) {
+///     for event in events {
+///         let report = try await router.send(event)
+///         batch.publish { print(report) }
+///     }
+/// }
+/// try batch.commit()
+/// ```
+public final class StateBatch: Sendable {
+    /// The batch that stores called from this task join; `nil`: each transaction commits alone.
+    @TaskLocal public static var current: StateBatch?
+
+    /// How long a batch stays open before it is committed, whatever else happens.
+    public let maximumAge: Duration
+
+    private struct Round {
+        var members: [any StateBatchMember] = []
+        var publications: [@Sendable () -> Void] = []
+        var timerSet = false
+    }
+
+    /// What the open round holds; taken whole by a commit.
+    private let round = Mutex(Round())
+    /// One commit at a time, so that publications run in the order they were made.
+    private let committing = Mutex(())
+    private let failureNotice: @Sendable (String) -> Void
+
+    /// - Parameter failureNotice: told when a commit fails (the events were delivered,
+    ///   what the state should remember of them is lost).
+    public init(maximumAge: Duration = .milliseconds(20), failureNotice: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.maximumAge = maximumAge
+        self.failureNotice = failureNotice
+    }
+
+    /// Runs `action` once what was done so far is committed (at the latest ``maximumAge`` from now).
+    public func publish(_ action: @escaping @Sendable () -> Void) {
+        let arm = round.withLock { round in
+            round.publications.append(action)
+            return Self.arm(&round)
+        }
+        if arm { setTimer() }
+    }
+
+    /// Commits what every store holds for this batch, then runs the publications made
+    /// before the call, in order. A commit that fails is told to `failureNotice`; the
+    /// publications still run (the events were delivered).
+    public func commit() {
+        committing.withLock { _ in
+            let taken = round.withLock { round in
+                defer { round = Round() }
+                return round
+            }
+            for member in taken.members {
+                do { try member.commitBatch() } catch { failureNotice("\(error)") }
+            }
+            for action in taken.publications { action() }
+        }
+    }
+
+    /// A store opened a transaction for this batch: it is committed with the round.
+    func join(_ member: any StateBatchMember) {
+        let arm = round.withLock { round in
+            round.members.append(member)
+            return Self.arm(&round)
+        }
+        if arm { setTimer() }
+    }
+
+    private static func arm(_ round: inout Round) -> Bool {
+        defer { round.timerSet = true }
+        return !round.timerSet
+    }
+
+    private func setTimer() {
+        // The timer's thread must return at once: the commit runs in a task of its own.
+        DeadlineTimer.shared.schedule(at: .now + maximumAge) { [self] in
+            Task.detached { self.commit() }
+        }
+    }
+}
+
+/// A store whose transactions can join a ``StateBatch``.
+protocol StateBatchMember: Sendable {
+    /// Commits the transaction this store opened for the batch, if it still has one.
+    func commitBatch() throws
+}
