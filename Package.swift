@@ -102,12 +102,16 @@ let package = Package(
                 "NotifyRouteExec",
                 "NotifyRouteService",
                 "CTetheredSpawn",
+                "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // The release build's function order for lld (Tests/Benchmarks/README.md, "Release build"), not a source.
             exclude: ["startup.order"],
             resources: [.embedInCode("Resources/notify-route.yaml")]
         ),
+
+        // The version `make` built (`git describe`), for `--version`.
+        .target(name: "CBuildInfo"),
 
         // MARK: Benchmarks (Tests/Benchmarks/run.sh builds it in release mode).
         .executableTarget(

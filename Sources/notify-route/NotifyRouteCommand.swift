@@ -1,4 +1,5 @@
 import ArgumentParser
+import CBuildInfo
 import Dispatch
 import Glibc
 
@@ -123,5 +124,5 @@ struct NotifyRouteCommand: AsyncParsableCommand {
 }
 
 enum NotifyRouteVersion {
-    static let current = "0.1.0"
+    static var current: String { String(cString: notify_route_build_version()) }
 }
