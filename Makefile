@@ -94,7 +94,7 @@ install: all
 
 # Every file install writes, by name (not the directories: others' files live there).
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/notify-route $(DESTDIR)$(MANDIR)/man1/notify-route.1 $(DESTDIR)$(MANDIR)/man1/notify-route-*.1 \
+	rm -f $(DESTDIR)$(BINDIR)/notify-route $(DESTDIR)$(MANDIR)/man1/notify-route.1 $(DESTDIR)$(MANDIR)/man1/notify-route.*.1 \
 		$(DESTDIR)$(MANDIR)/man5/notify-route.yaml.5 $(DESTDIR)$(BASHDIR)/notify-route $(DESTDIR)$(ZSHDIR)/_notify-route \
 		$(DESTDIR)$(FISHDIR)/notify-route.fish $(DESTDIR)$(UNITDIR)/notify-route.service $(DESTDIR)$(UNITDIR)/notify-route.socket \
 		$(DESTDIR)$(CATALOGDIR)/notify-route.catalog $(DESTDIR)$(DOCDIR)/notify-route.yaml $(DESTDIR)$(DOCDIR)/REFERENCE.md

@@ -19,6 +19,15 @@ enum NotifyRouteMain {
             print(NotifyRouteVersion.current)
             return
         }
+        // notify-send's options through a link named notify-send, or as `notify-route notify-send`.
+        if CommandLine.arguments.first?.split(separator: "/").last == "notify-send" {
+            CallerThreadExecutor.run { await NotifySend.main(arguments) }
+            return
+        }
+        if arguments.first == "notify-send" {
+            CallerThreadExecutor.run { await NotifySend.main(arguments.dropFirst()) }
+            return
+        }
         if arguments.first == "send", let request = FastSendParser.parse(arguments.dropFirst()) {
             CallerThreadExecutor.run { await NotifyRouteCommand.send(request) }
             return
@@ -43,7 +52,7 @@ struct NotifyRouteCommand: AsyncParsableCommand {
         version: NotifyRouteVersion.current,
         subcommands: [
             Send.self, Close.self, Run.self, Ingest.self, Explain.self, ConfigCommand.self, Sinks.self, Serve.self, Reload.self,
-            Status.self,
+            Status.self, NotifySend.self,
         ],
         defaultSubcommand: nil
     )
