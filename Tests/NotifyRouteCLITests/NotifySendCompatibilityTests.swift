@@ -20,7 +20,7 @@ struct NotifySendCompatibilityTests {
     static let argumentLists: [[String]] = [
         ["-u", "critical", "-t", "5000", "-h", "int:value:50", "-a", "backup", "-i", "drive-harddisk",
          "-c", "device.error,device", "-e", "Disk 92% full", "on /home\\nand /var"],
-        ["-ulow", "--expire-time=0", "--app-name", "mailer", "-h", "string:desktop-entry:org.example.Mail",
+        ["-pu", "low", "--expire-time=0", "--app-name", "mailer", "-h", "string:desktop-entry:org.example.Mail",
          "-h", "boolean:suppress-sound:true", "-h", "byte:x-level:7", "-h", "int:x:10", "New mail"],
         ["--urgency=normal", "-t", "-1", "--hint=string:x-canonical-private-synchronous:volume", "-ep", "--", "-5 degrees"],
         ["Plain summary only"],
@@ -92,6 +92,7 @@ struct NotifySendCompatibilityTests {
             (["-t", "5s", "Title"], "Cannot parse integer value"),
             (["--id-fd", "3", "Title"], "--id-fd is not supported"),
             (["-x", "Title"], "Unknown option -x"),
+            (["-ut", "low", "5", "Title"], "Error parsing option -t"),
             (["One", "Two", "Three"], "Invalid number of options"),
             (["-u", "low"], "No summary specified."),
         ]

@@ -134,10 +134,10 @@ struct NotifySendArguments: Equatable, Sendable {
                         throw Problem(message: unsupported[name] ?? "Unknown option \(argument)")
                     }
                 } else {
-                    // A run of short options; the first that takes a value takes the rest, or the next argument.
-                    var rest = argument.dropFirst()
-                    while let letter = rest.first {
-                        rest = rest.dropFirst()
+                    // A run of short options (`-ep`). As in GOption, a value is always the next
+                    // argument (`-ulow` is not `-u low`), and only one option of a run takes one.
+                    var tookValue = false
+                    for letter in argument.dropFirst() {
                         guard let name = shortNames[letter] else {
                             throw Problem(message: letter == "n" ? unsupported["app-icon"]! : "Unknown option -\(letter)")
                         }
@@ -145,11 +145,10 @@ struct NotifySendArguments: Equatable, Sendable {
                             parsed.setFlag(name)
                             continue
                         }
-                        guard let value = rest.isEmpty ? iterator.next() : String(rest) else {
-                            throw Problem(message: "Missing argument for -\(letter)")
-                        }
+                        guard !tookValue else { throw Problem(message: "Error parsing option -\(letter): \(argument) has two options that take a value") }
+                        guard let value = iterator.next() else { throw Problem(message: "Missing argument for -\(letter)") }
                         try parsed.set(name, value, spelled: "-\(letter)")
-                        break
+                        tookValue = true
                     }
                 }
             }
