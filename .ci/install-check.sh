@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 CONFIGURATION=${CONFIGURATION:-debug}
 DEST=$(mktemp -d /tmp/notify-route-install.XXXXXX)
-trap 'rm -rf "$DEST"' EXIT
+trap 'rm -rf "$DEST" "$DEST.log" "$DEST.man-warnings"' EXIT
 PREFIX=/usr
 ROOT=$DEST$PREFIX
 fail() { echo "install-check: $*" >&2; exit 1; }
@@ -46,14 +46,16 @@ if command -v fish >/dev/null; then fish -n "$ROOT/share/fish/vendor_completions
 
 grep -q "^ExecStart=$PREFIX/bin/notify-route serve$" "$ROOT/lib/systemd/user/notify-route.service" || fail "ExecStart does not name $PREFIX/bin"
 # systemd-analyze checks ExecStart= exists on this machine: point it at the staged binary.
-sed "s|^ExecStart=$PREFIX|ExecStart=$ROOT|" "$ROOT/lib/systemd/user/notify-route.service" >"$DEST/notify-route.service"
-cp "$ROOT/lib/systemd/user/notify-route.socket" "$DEST/"
-systemd-analyze verify --man=no "$DEST/notify-route.socket" "$DEST/notify-route.service" || fail "systemd-analyze verify failed"
+mkdir "$DEST/verify"
+sed "s|^ExecStart=$PREFIX|ExecStart=$ROOT|" "$ROOT/lib/systemd/user/notify-route.service" >"$DEST/verify/notify-route.service"
+cp "$ROOT/lib/systemd/user/notify-route.socket" "$DEST/verify/"
+systemd-analyze verify --man=no "$DEST/verify/notify-route.socket" "$DEST/verify/notify-route.service" ||
+  fail "systemd-analyze verify failed"
 journalctl --root="$DEST" --update-catalog 2>/dev/null || true  # the catalog parses:
 SYSTEMD_LOG_LEVEL=err journalctl --root="$DEST" --list-catalog 2>/dev/null | grep -q "notify-route" ||
   fail "journalctl does not read the installed catalog"
 
 make uninstall DESTDIR="$DEST" PREFIX="$PREFIX" >/dev/null
-left=$(find "$DEST" -type f ! -path "$DEST/var/*")
+left=$(find "$DEST" -type f ! -path "$DEST/var/*" ! -path "$DEST/verify/*")
 [ -z "$left" ] || fail "make uninstall left: $left"
 echo "install-check: ${#expected[@]} files installed and checked into $DEST$PREFIX, all removed by uninstall ($version)"

@@ -15,13 +15,13 @@ import Glibc
 enum NotifyRouteMain {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments == ["--version"] {
-            print(NotifyRouteVersion.current)
+        // notify-send's options through a link named notify-send, or as `notify-route notify-send`.
+        if let program = CommandLine.arguments.first, program == "notify-send" || program.hasSuffix("/notify-send") {
+            CallerThreadExecutor.run { await NotifySend.main(arguments) }
             return
         }
-        // notify-send's options through a link named notify-send, or as `notify-route notify-send`.
-        if CommandLine.arguments.first?.split(separator: "/").last == "notify-send" {
-            CallerThreadExecutor.run { await NotifySend.main(arguments) }
+        if arguments == ["--version"] {
+            print(NotifyRouteVersion.current)
             return
         }
         if arguments.first == "notify-send" {

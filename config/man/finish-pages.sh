@@ -22,7 +22,8 @@ no sink available (none configured for the event can run here)\
 config error, with file:line:column on stderr\
 .El'
 for page in "$dir"/*.1; do
-  sed -i "s/^\\.Ex -std\$/$exit_status/" "$page"
+  # A blank line in a discussion is a paragraph break, which mdoc spells .Pp.
+  sed -i -e "s/^\\.Ex -std\$/$exit_status/" -e 's/^$/.Pp/' "$page"
 done
 sed -i 's/^\.Sh "SEE ALSO"$/.Sh "SEE ALSO"\n.Xr notify-route.yaml 5 ,/' "$dir/notify-route.1"
 
