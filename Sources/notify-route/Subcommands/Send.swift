@@ -50,7 +50,7 @@ struct Send: AsyncParsableCommand {
             guard argument.hasPrefix("-"), !argument.hasPrefix("--") else { continue }
             if argument.dropFirst().prefix(while: { $0 != "=" }).contains("h") {
                 return "\"\(argument)\": send has no -h; it is not help (use --help), "
-                    + "and notify-send's hints (-h TYPE:NAME:VALUE) are not supported; nothing was sent"
+                    + "and notify-send's hints (-h TYPE:NAME:VALUE) are `notify-route notify-send`'s; nothing was sent"
             }
         }
         return nil
