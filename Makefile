@@ -62,9 +62,9 @@ build: version-header
 # run on the binary just built: the plugin itself would build every product of the
 # package (benchmarks, fuzzers) in another configuration first.
 man: build
-	@$(SWIFT) build --scratch-path .build --product generate-manual >/dev/null
+	@$(BUILD) --product generate-manual >/dev/null
 	@rm -rf $(GENERATED)/man && mkdir -p $(GENERATED)/man
-	@"$$($(SWIFT) build --scratch-path .build --show-bin-path)/generate-manual" $(GENERATED)/notify-route \
+	@"$$($(BUILD) --show-bin-path)/generate-manual" $(GENERATED)/notify-route \
 		--multi-page --output-directory $(GENERATED)/man
 	@bash config/man/finish-pages.sh $(GENERATED)/notify-route $(GENERATED)/man
 
