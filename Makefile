@@ -37,8 +37,11 @@ BUILD = ROOT=$$PWD; source Tests/Benchmarks/release-flags.sh; $(SWIFT) build "$$
 endif
 # `git describe` (v0.2.0-3-gabc1234 -> 0.2.0-3-gabc1234), or the package's version with
 # the commit when there is no tag to describe.
-VERSION ?= $(shell v=$$(git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null) && echo $${v\#v} || \
+# Expanded once, when make starts: a commit during the build must not change it half-way.
+ifndef VERSION
+VERSION := $(shell v=$$(git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null) && echo $${v\#v} || \
 	echo "0.2.0+g$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)")
+endif
 GENERATED = $(SCRATCH)/install-files
 
 .PHONY: all build version-header man completions install uninstall clean-install-files
