@@ -107,10 +107,14 @@ let package = Package(
                 "NotifyRouteExec",
                 "NotifyRouteService",
                 "CTetheredSpawn",
+                "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             resources: [.embedInCode("Resources/notify-route.yaml")]
         ),
+
+        // The version `make` built (`git describe`), for `--version`.
+        .target(name: "CBuildInfo"),
 
         // MARK: Benchmarks (Tests/Benchmarks/run.sh builds it in release mode).
         .executableTarget(

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CBuildInfo
 import Dispatch
 import Glibc
 
@@ -14,8 +15,17 @@ import Glibc
 enum NotifyRouteMain {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // notify-send's options through a link named notify-send, or as `notify-route notify-send`.
+        if let program = CommandLine.arguments.first, program == "notify-send" || program.hasSuffix("/notify-send") {
+            CallerThreadExecutor.run { await NotifySend.main(arguments) }
+            return
+        }
         if arguments == ["--version"] {
             print(NotifyRouteVersion.current)
+            return
+        }
+        if arguments.first == "notify-send" {
+            CallerThreadExecutor.run { await NotifySend.main(arguments.dropFirst()) }
             return
         }
         if arguments.first == "send", let request = FastSendParser.parse(arguments.dropFirst()) {
@@ -42,7 +52,7 @@ struct NotifyRouteCommand: AsyncParsableCommand {
         version: NotifyRouteVersion.current,
         subcommands: [
             Send.self, Close.self, Run.self, Ingest.self, Explain.self, ConfigCommand.self, Sinks.self, Serve.self, Reload.self,
-            Status.self,
+            Status.self, NotifySend.self,
         ],
         defaultSubcommand: nil
     )
@@ -123,5 +133,5 @@ struct NotifyRouteCommand: AsyncParsableCommand {
 }
 
 enum NotifyRouteVersion {
-    static let current = "0.1.0"
+    static var current: String { String(cString: notify_route_build_version()) }
 }

@@ -155,6 +155,7 @@ import Testing
         #expect(result.status == 64)
         #expect(result.standardOutput.isEmpty)
         #expect(result.standardError.contains("send has no -h; it is not help (use --help)"), "\(result.standardError)")
+        #expect(result.standardError.contains("are `notify-route notify-send`'s"), "\(result.standardError)")
         #expect(result.standardError.contains("Usage: notify-route send [<options>] <title> [<body>]"))
         #expect(!result.standardError.contains("[info]"), "nothing may be sent")
     }

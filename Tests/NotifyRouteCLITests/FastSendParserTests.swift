@@ -1,4 +1,5 @@
 import ArgumentParser
+import NotifyRoute
 import Testing
 
 @testable import notify_route
@@ -41,7 +42,22 @@ import Testing
         ["--dry-run", "t", "b"],
         ["t", "b", "--level", "info"],
         ["t", "--json", "b"],
+        ["-l", "err", "t"], ["--level=crit", "t"], ["-l", "3", "t"], ["--level", "7", "t"],
     ]
+
+    @Test func syslogNamesAndNumbersMapOntoOurLevels() throws {
+        let cases: [(String, Level)] = [
+            ("emerg", .critical), ("alert", .critical), ("crit", .critical), ("err", .error), ("warning", .warning),
+            ("notice", .notice), ("info", .info), ("debug", .debug), ("0", .critical), ("2", .critical),
+            ("3", .error), ("4", .warning), ("5", .notice), ("6", .info), ("7", .debug),
+        ]
+        for (name, level) in cases {
+            #expect(FastSendParser.parse(["-l", name, "t"])?.flags.level == level, "\(name)")
+            #expect(argumentParser(["-l", name, "t"])?.flags.level == level, "\(name)")
+        }
+        #expect(argumentParser(["-l", "8", "t"]) == nil)
+        #expect(argumentParser(["-l", "error", "t"])?.flags.level == .error)
+    }
 
     @Test(arguments: accepted)
     func theUsualFormsTakeTheFastPathAndMeanWhatArgumentParserReads(_ arguments: [String]) throws {

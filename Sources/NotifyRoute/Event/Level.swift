@@ -49,3 +49,24 @@ extension Level {
         }
     }
 }
+
+extension Level {
+    /// The names syslog gives its priorities, and its numbers, by the level each maps onto:
+    /// what people type who know `logger -p` and `journalctl -p`.
+    public static let syslogNames: [(name: String, level: Level)] = [
+        ("emerg", .critical), ("alert", .critical), ("crit", .critical), ("err", .error),
+        ("0", .critical), ("1", .critical), ("2", .critical), ("3", .error), ("4", .warning),
+        ("5", .notice), ("6", .info), ("7", .debug),
+    ]
+
+    /// A level by its own name, or by a syslog name or number (`err`, `3`); `nil` for anything else.
+    public init?(name: String) {
+        if let level = Level(rawValue: name) {
+            self = level
+        } else if let entry = Level.syslogNames.first(where: { $0.name == name }) {
+            self = entry.level
+        } else {
+            return nil
+        }
+    }
+}

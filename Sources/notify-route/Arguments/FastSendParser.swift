@@ -81,7 +81,7 @@ enum FastSendParser {
             switch option {
             case .config: config = value
             case .level:
-                guard let level = Level(rawValue: value) else { return nil }
+                guard let level = Level(name: value) else { return nil }
                 flags.level = level
             case .timeout: flags.timeout = value
             case .app: flags.app = value

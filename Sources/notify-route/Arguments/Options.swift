@@ -12,7 +12,7 @@ struct GlobalOptions: ParsableArguments {
 
 /// The event flags shared by `send`, `explain` and `run`: everything but the title and body.
 struct EventFlags: ParsableArguments {
-    @Option(name: .shortAndLong, help: "The level.")
+    @Option(name: .shortAndLong, help: "The level; syslog's names (emerg alert crit err) and numbers (0-7) map onto ours.")
     var level: Level?
 
     @Option(name: .shortAndLong, help: ArgumentHelp("How long it stays: 1500ms, 5s, 2m, never or default.", valueName: "DURATION"))
@@ -142,4 +142,13 @@ struct EventOptions: ParsableArguments {
     }
 }
 
-extension Level: ExpressibleByArgument {}
+extension Level: ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(name: argument)
+    }
+
+    /// Ours, then syslog's names and numbers, in `--help` and the completions.
+    public static var allValueStrings: [String] {
+        allCases.map(\.rawValue) + syslogNames.map(\.name)
+    }
+}

@@ -49,16 +49,22 @@ enum RouterLoader {
     }
 
     /// ``load(_:sharedState:)`` from plain values (``FastSendParser`` has no ``GlobalOptions``).
-    static func load(config: String?, verbose: Bool, sharedState: Bool = false) throws -> (NotificationRouter, ConfigSource) {
+    static func load(
+        config: String?, verbose: Bool, sharedState: Bool = false, store: (any RouterStateStore)? = nil,
+        plugins: SinkRegistry = BuiltinPlugins.registry
+    ) throws -> (NotificationRouter, ConfigSource) {
         bootstrapLogging(verbose: verbose)
         ignoreSIGPIPE()
         let source = try source(config: config)
-        return (try router(from: source, store: sharedState ? stateStore() : InMemoryStateStore()), source)
+        let store = store ?? (sharedState ? stateStore() : InMemoryStateStore())
+        return (try router(from: source, store: store, plugins: plugins), source)
     }
 
-    static func router(from source: ConfigSource, store: any RouterStateStore) throws -> NotificationRouter {
+    static func router(
+        from source: ConfigSource, store: any RouterStateStore, plugins: SinkRegistry = BuiltinPlugins.registry
+    ) throws -> NotificationRouter {
         do {
-            return try makeRouter(from: source, store: store)
+            return try makeRouter(from: source, store: store, plugins: plugins)
         } catch {
             throw configFailure(error)
         }

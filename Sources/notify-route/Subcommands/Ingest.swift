@@ -38,6 +38,22 @@ struct Ingest: AsyncParsableCommand {
     @Flag(name: .long, help: "Print counts, throughput and the peak resident memory on stderr at the end.")
     var stats = false
 
+    @Option(name: .long, help: "json: one event object per line; lines: each line a title; journal: journalctl -o json lines.")
+    var format: InputFormat = .json
+
+    @Option(name: .shortAndLong, help: "The level of --format lines events (default: the config's).")
+    var level: Level?
+
+    @Option(name: .shortAndLong, help: "The source of --format lines events.")
+    var source: String?
+
+    @Option(name: .shortAndLong, help: "The app of --format lines events.")
+    var app: String?
+
+    enum InputFormat: String, ExpressibleByArgument, CaseIterable {
+        case json, lines, journal
+    }
+
     @Flag(name: .long, help: "Exit as soon as the last event is handed over, without waiting for banners to time out or queues to drain (what is dropped is reported).")
     var noWait = false
 
@@ -91,7 +107,7 @@ struct Ingest: AsyncParsableCommand {
         tally.lines += 1
         let report: DeliveryReport
         do {
-            report = try await router.send(try NotificationEvent.decode(jsonLine: text), only: sinks)
+            report = try await router.send(try event(from: text), only: sinks)
         } catch {
             bad(number, error.description, &tally, &output)
             return
@@ -125,6 +141,20 @@ struct Ingest: AsyncParsableCommand {
                 for line in out { Console.out(line) }
             }
         }
+    }
+
+    /// The event a line stands for, in the chosen format; `-l/-s/-a` fill in what it does not say.
+    func event(from text: String) throws -> NotificationEvent {
+        var event: NotificationEvent
+        switch format {
+        case .json: return try NotificationEvent.decode(jsonLine: text)
+        case .lines: event = NotificationEvent(title: text.last == "\r" ? String(text.dropLast()) : text)
+        case .journal: event = try JournalExportLine.event(from: text)
+        }
+        if let level, event.level == nil { event.level = level }
+        if let source, event.source == nil { event.source = source }
+        if let app, event.app == nil { event.app = app }
+        return event
     }
 
     private func bad(_ line: Int, _ message: String, _ tally: inout Tally, _ output: inout Output) {
@@ -172,5 +202,47 @@ struct Ingest: AsyncParsableCommand {
             "stats: \(tally.lines) lines, \(tally.bad) bad, \(tally.delivered) delivered, \(tally.suppressed) suppressed, "
                 + "\(tally.failed) failed, \(tally.noSink) without an available sink; "
                 + "\(Self.twoDecimals(seconds))s, \(rate) lines/s; peak RSS \(peak)")
+    }
+}
+
+/// A line of `journalctl -o json`: MESSAGE is the title (its first line; the rest the body),
+/// PRIORITY the level (syslog's numbers), SYSLOG_IDENTIFIER the app, _SYSTEMD_UNIT the
+/// source, and the other fields that are not journald's own (`_`, `__` prefixes) fields.
+enum JournalExportLine {
+    /// A field's value: text, or something else (a byte array for binary data, null for a
+    /// field too large to show), which is left out.
+    struct Value: Decodable {
+        var text: String?
+        init(from decoder: any Decoder) throws {
+            text = try? decoder.singleValueContainer().decode(String.self)
+        }
+    }
+
+    struct Problem: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func event(from line: String) throws -> NotificationEvent {
+        let record: [String: Value]
+        do {
+            record = try JSONDecoder().decode([String: Value].self, from: Data(line.utf8))
+        } catch {
+            throw Problem(description: "not a journalctl -o json line: a JSON object of fields was expected")
+        }
+        guard let message = record["MESSAGE"]?.text, !message.isEmpty else {
+            throw Problem(description: "the record has no text MESSAGE")
+        }
+        let lines = message.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+        var event = NotificationEvent(title: String(lines[0]), body: lines.count == 2 ? String(lines[1]) : nil)
+        if let priority = record["PRIORITY"]?.text {
+            guard let level = Level(name: priority) else { throw Problem(description: "PRIORITY \"\(priority)\" is not 0 to 7") }
+            event.level = level
+        }
+        event.app = record["SYSLOG_IDENTIFIER"]?.text
+        event.source = record["_SYSTEMD_UNIT"]?.text
+        for (name, value) in record where !name.hasPrefix("_") && !["MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER"].contains(name) {
+            if let text = value.text { event.fields[name] = text }
+        }
+        return event
     }
 }

@@ -50,7 +50,7 @@ struct Send: AsyncParsableCommand {
             guard argument.hasPrefix("-"), !argument.hasPrefix("--") else { continue }
             if argument.dropFirst().prefix(while: { $0 != "=" }).contains("h") {
                 return "\"\(argument)\": send has no -h; it is not help (use --help), "
-                    + "and notify-send's hints (-h TYPE:NAME:VALUE) are not supported; nothing was sent"
+                    + "and notify-send's hints (-h TYPE:NAME:VALUE) are `notify-route notify-send`'s; nothing was sent"
             }
         }
         return nil
@@ -87,6 +87,16 @@ struct SendRequest: Equatable, Sendable {
     /// daemon was tried first (its body may have been read from standard input).
     private func routeLocally(_ event: NotificationEvent?) async throws {
         let (router, _) = try RouterLoader.load(config: config, verbose: verbose, sharedState: true)
+        try await route(event, with: router)
+    }
+
+    /// Sends with `router` and ends with the exit status. `delivered` sees the report
+    /// before any wait (`notify-send -p` prints the id there); `printsDismissal`: `--wait`
+    /// prints how a notification closed, where notify-send's `-w` prints nothing.
+    func route(
+        _ event: NotificationEvent?, with router: NotificationRouter, printsDismissal: Bool = true,
+        delivered: (DeliveryReport) -> Void = { _ in }
+    ) async throws {
         let sinks = try SinkSelection.validated(flags.sinks, router: router)
         let notification = event ?? flags.makeEvent(title: title, body: body)
         let exit = ExitFlush(router)
@@ -107,12 +117,13 @@ struct SendRequest: Equatable, Sendable {
             ReportPrinter.problems(report)
         }
         exit.endEvent()
+        delivered(report)
         let status = dryRun ? ExitStatus.delivered : ExitStatus.forReport(report)
         if wait && !dryRun && report.summary == .delivered {
             if let (sink, interaction) = await router.firstInteraction(with: report) {
                 switch interaction {
                 case .actionInvoked(let id): Console.out(id)
-                case .dismissed(let reason): Console.out(reason.rawValue)
+                case .dismissed(let reason): if printsDismissal { Console.out(reason.rawValue) }
                 case .shown: break
                 }
                 if verbose { Console.error("interaction from \(sink)") }

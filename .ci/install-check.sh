@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `make install` into a DESTDIR and `make uninstall` out of it, every installed file
+# checked: the binary runs, each man page renders with `man -l`, the completion scripts
+# load in bash (zsh and fish when installed), systemd-analyze verifies the units.
+#
+#   bash .ci/install-check.sh              # the debug build .ci/run has just made
+#   CONFIGURATION=release bash .ci/install-check.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CONFIGURATION=${CONFIGURATION:-debug}
+DEST=$(mktemp -d /tmp/notify-route-install.XXXXXX)
+trap 'rm -rf "$DEST" "$DEST.log" "$DEST.man-warnings"' EXIT
+PREFIX=/usr
+ROOT=$DEST$PREFIX
+fail() { echo "install-check: $*" >&2; exit 1; }
+
+make install CONFIGURATION="$CONFIGURATION" DESTDIR="$DEST" PREFIX="$PREFIX" NOTIFY_SEND_LINK=1 >"$DEST.log" 2>&1 ||
+  { cat "$DEST.log"; fail "make install failed"; }
+
+expected=(bin/notify-route bin/notify-send share/man/man1/notify-route.1 share/man/man1/notify-route.send.1
+  share/man/man1/notify-route.notify-send.1 share/man/man5/notify-route.yaml.5
+  share/bash-completion/completions/notify-route share/zsh/site-functions/_notify-route
+  share/fish/vendor_completions.d/notify-route.fish lib/systemd/user/notify-route.service
+  lib/systemd/user/notify-route.socket lib/systemd/catalog/notify-route.catalog)
+for file in "${expected[@]}"; do [ -e "$ROOT/$file" ] || fail "$file was not installed"; done
+
+version=$("$ROOT/bin/notify-route" --version)
+[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || fail "--version printed \"$version\""
+[ "$("$ROOT/bin/notify-send" --version)" = "notify-send (notify-route) $version" ] || fail "the notify-send link does not answer as notify-send"
+
+for page in "$ROOT"/share/man/man*/*; do
+  rendered=$(MANWIDTH=80 man --warnings -l "$page" 2>"$DEST.man-warnings") || fail "man -l $page failed"
+  [ ! -s "$DEST.man-warnings" ] || { cat "$DEST.man-warnings"; fail "man -l $page warned"; }
+  grep -q "^NAME" <<<"$rendered" || fail "$page renders without a NAME section"
+done
+MANWIDTH=80 man -l "$ROOT/share/man/man1/notify-route.1" | grep -q "78 *config error" || fail "notify-route(1) lacks the exit codes"
+MANWIDTH=80 man -l "$ROOT/share/man/man5/notify-route.yaml.5" | grep -q "max_entries" || fail "notify-route.yaml(5) lacks the config keys"
+
+# bash: the script loads and completes the subcommands.
+words=$(bash -c 'source "$1"; COMP_WORDS=(notify-route se); COMP_CWORD=1; COMP_LINE="notify-route se"; COMP_POINT=${#COMP_LINE}
+  _notify-route notify-route se notify-route 2>/dev/null || _notify_route 2>/dev/null; printf "%s\n" "${COMPREPLY[@]}"' _ \
+  "$ROOT/share/bash-completion/completions/notify-route")
+grep -qx send <<<"$words" || fail "bash completion of \"notify-route se\" gave: $words"
+if command -v zsh >/dev/null; then zsh -n "$ROOT/share/zsh/site-functions/_notify-route" || fail "zsh completion does not parse"; fi
+if command -v fish >/dev/null; then fish -n "$ROOT/share/fish/vendor_completions.d/notify-route.fish" || fail "fish completion does not parse"; fi
+
+grep -q "^ExecStart=$PREFIX/bin/notify-route serve$" "$ROOT/lib/systemd/user/notify-route.service" || fail "ExecStart does not name $PREFIX/bin"
+# systemd-analyze checks ExecStart= exists on this machine: point it at the staged binary.
+mkdir "$DEST/verify"
+sed "s|^ExecStart=$PREFIX|ExecStart=$ROOT|" "$ROOT/lib/systemd/user/notify-route.service" >"$DEST/verify/notify-route.service"
+cp "$ROOT/lib/systemd/user/notify-route.socket" "$DEST/verify/"
+systemd-analyze verify --man=no "$DEST/verify/notify-route.socket" "$DEST/verify/notify-route.service" ||
+  fail "systemd-analyze verify failed"
+journalctl --root="$DEST" --update-catalog 2>/dev/null || true  # the catalog parses:
+SYSTEMD_LOG_LEVEL=err journalctl --root="$DEST" --list-catalog 2>/dev/null | grep -q "notify-route" ||
+  fail "journalctl does not read the installed catalog"
+
+make uninstall DESTDIR="$DEST" PREFIX="$PREFIX" >/dev/null
+left=$(find "$DEST" -type f ! -path "$DEST/var/*" ! -path "$DEST/verify/*")
+[ -z "$left" ] || fail "make uninstall left: $left"
+echo "install-check: ${#expected[@]} files installed and checked into $DEST$PREFIX, all removed by uninstall ($version)"

@@ -1,0 +1,109 @@
+# Build and install notify-route the way the benchmarks measure it.
+#
+#   make                                   # the tuned release build (Tests/Benchmarks/release-flags.sh)
+#   sudo make install                      # into /usr/local
+#   make install PREFIX=$HOME/.local       # or anywhere; DESTDIR= for packaging
+#   sudo make uninstall                    # removes exactly what install put there
+#
+# The options live in Tests/Benchmarks/release-flags.sh (README: Install says why they
+# cannot be in Package.swift). CONFIGURATION=debug installs the debug build instead
+# (.ci/install-check.sh: CI has built it already, and a release build costs minutes).
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CONFIGURATION ?= release
+# Install a `notify-send` symlink too (argv[0] mode): off by default, since it shadows
+# libnotify's own notify-send for everyone whose PATH has $(PREFIX)/bin first.
+NOTIFY_SEND_LINK ?= 0
+
+BINDIR = $(PREFIX)/bin
+MANDIR = $(PREFIX)/share/man
+BASHDIR = $(PREFIX)/share/bash-completion/completions
+ZSHDIR = $(PREFIX)/share/zsh/site-functions
+FISHDIR = $(PREFIX)/share/fish/vendor_completions.d
+UNITDIR = $(PREFIX)/lib/systemd/user
+CATALOGDIR = $(PREFIX)/lib/systemd/catalog
+DOCDIR = $(PREFIX)/share/doc/notify-route
+
+SWIFT ?= swift
+SHELL = /bin/bash
+ifeq ($(CONFIGURATION),debug)
+SCRATCH ?= .build
+BUILD = $(SWIFT) build --scratch-path $(SCRATCH)
+else
+# The scratch path of Tests/Benchmarks/run.sh: one release build serves both.
+SCRATCH ?= .build-bench-release
+BUILD = ROOT=$$PWD; source Tests/Benchmarks/release-flags.sh; $(SWIFT) build "$${RELEASE_FLAGS[@]}" --scratch-path $(SCRATCH)
+endif
+# `git describe` (v0.2.0-3-gabc1234 -> 0.2.0-3-gabc1234), or the package's version with
+# the commit when there is no tag to describe.
+# Expanded once, when make starts: a commit during the build must not change it half-way.
+ifndef VERSION
+VERSION := $(shell v=$$(git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null) && echo $${v\#v} || \
+	echo "0.2.0+g$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)")
+endif
+GENERATED = $(SCRATCH)/install-files
+
+.PHONY: all build version-header man completions install uninstall clean-install-files
+
+all: build man completions
+
+# Rewritten only when the version changes; the C file is touched so that the build,
+# which does not know a header that did not exist before, compiles it again.
+version-header:
+	@printf '#define NOTIFY_ROUTE_VERSION "%s"\n' '$(VERSION)' > .build-version.h.new
+	@if ! cmp -s .build-version.h.new .build-version.h; then \
+		mv .build-version.h.new .build-version.h; touch Sources/CBuildInfo/BuildInfo.c; \
+	else rm -f .build-version.h.new; fi
+
+build: version-header
+	@$(BUILD) --product notify-route
+	@mkdir -p $(GENERATED)
+	@cp "$$($(BUILD) --show-bin-path)/notify-route" $(GENERATED)/notify-route
+
+# swift-argument-parser's generate-manual (the tool behind its GenerateManual plugin),
+# run on the binary just built: the plugin itself would build every product of the
+# package (benchmarks, fuzzers) in another configuration first.
+man: build
+	@$(BUILD) --product generate-manual >/dev/null
+	@rm -rf $(GENERATED)/man && mkdir -p $(GENERATED)/man
+	@"$$($(BUILD) --show-bin-path)/generate-manual" $(GENERATED)/notify-route \
+		--multi-page --output-directory $(GENERATED)/man
+	@bash config/man/finish-pages.sh $(GENERATED)/notify-route $(GENERATED)/man
+
+completions: build
+	@mkdir -p $(GENERATED)/completions
+	@for shell in bash zsh fish; do \
+		$(GENERATED)/notify-route --generate-completion-script $$shell > $(GENERATED)/completions/notify-route.$$shell; done
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHDIR) \
+		$(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CATALOGDIR) $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(GENERATED)/notify-route $(DESTDIR)$(BINDIR)/notify-route
+	install -m 0644 $(GENERATED)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(GENERATED)/man/*.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 $(GENERATED)/completions/notify-route.bash $(DESTDIR)$(BASHDIR)/notify-route
+	install -m 0644 $(GENERATED)/completions/notify-route.zsh $(DESTDIR)$(ZSHDIR)/_notify-route
+	install -m 0644 $(GENERATED)/completions/notify-route.fish $(DESTDIR)$(FISHDIR)/notify-route.fish
+	sed 's|/usr/local/bin/notify-route|$(BINDIR)/notify-route|' config/systemd/notify-route.service \
+		> $(DESTDIR)$(UNITDIR)/notify-route.service && chmod 0644 $(DESTDIR)$(UNITDIR)/notify-route.service
+	install -m 0644 config/systemd/notify-route.socket $(DESTDIR)$(UNITDIR)/notify-route.socket
+	install -m 0644 config/journal/notify-route.catalog $(DESTDIR)$(CATALOGDIR)/notify-route.catalog
+	install -m 0644 config/notify-route.yaml config/REFERENCE.md $(DESTDIR)$(DOCDIR)/
+	if [ "$(NOTIFY_SEND_LINK)" = 1 ]; then ln -sf notify-route $(DESTDIR)$(BINDIR)/notify-send; fi
+	@echo "installed notify-route $(VERSION) into $(DESTDIR)$(PREFIX)"
+	@echo "journalctl -x reads $(CATALOGDIR) only after: journalctl --update-catalog (and only /usr/lib/systemd/catalog by default)"
+	@echo "the user units: systemctl --user daemon-reload && systemctl --user enable --now notify-route.socket"
+
+# Every file install writes, by name (not the directories: others' files live there).
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/notify-route $(DESTDIR)$(MANDIR)/man1/notify-route.1 $(DESTDIR)$(MANDIR)/man1/notify-route.*.1 \
+		$(DESTDIR)$(MANDIR)/man5/notify-route.yaml.5 $(DESTDIR)$(BASHDIR)/notify-route $(DESTDIR)$(ZSHDIR)/_notify-route \
+		$(DESTDIR)$(FISHDIR)/notify-route.fish $(DESTDIR)$(UNITDIR)/notify-route.service $(DESTDIR)$(UNITDIR)/notify-route.socket \
+		$(DESTDIR)$(CATALOGDIR)/notify-route.catalog $(DESTDIR)$(DOCDIR)/notify-route.yaml $(DESTDIR)$(DOCDIR)/REFERENCE.md
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+	if [ -L $(DESTDIR)$(BINDIR)/notify-send ] && [ "$$(readlink $(DESTDIR)$(BINDIR)/notify-send)" = notify-route ]; then \
+		rm -f $(DESTDIR)$(BINDIR)/notify-send; fi
+
+clean-install-files:
+	rm -rf $(GENERATED) .build-version.h
