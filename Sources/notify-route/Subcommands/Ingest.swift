@@ -109,7 +109,7 @@ struct Ingest: AsyncParsableCommand {
         do {
             report = try await router.send(try event(from: text), only: sinks)
         } catch {
-            bad(number, error.description, &tally, &output)
+            bad(number, "\(error)", &tally, &output)
             return
         }
         switch report.summary {
