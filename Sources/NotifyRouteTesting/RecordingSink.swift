@@ -2,7 +2,8 @@ import NotifyRoute
 import Synchronization
 
 /// A sink that remembers what it was asked to do: the test kit of the core, like
-/// swift-log's in-memory handler. It can also be told to fail, to be unavailable, or
+/// swift-log's in-memory handler, in a library of its own so that it is no part of the
+/// core's API. It can also be told to fail, to be unavailable, or
 /// to hang, so that failover and deadlines can be tested without a real component.
 ///
 /// ```swift
