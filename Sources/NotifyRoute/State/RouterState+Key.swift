@@ -12,7 +12,8 @@ extension RouterState {
     /// order and the wave, and a lookup of the very key stored ends at the identity check.
     ///
     /// The hash is as hard to steer as a `String`'s: `Hasher` is seeded at random per
-    /// process, and a dictionary runs its own seeded `Hasher` over the stored hash.
+    /// process, and a dictionary mixes in its own per-instance seed (see
+    /// ``_rawHashValue(seed:)``).
     ///
     /// ```swift
     /// let key = RouterState.Key(sink: "desktop", key: "backup")
@@ -97,6 +98,17 @@ extension RouterState {
 
         public func hash(into hasher: inout Hasher) {
             hasher.combine(hash)
+        }
+
+        /// What a `Dictionary` asks for each lookup: the stored hash mixed with the
+        /// dictionary's seed (a bijection: a multiply and a shift), instead of a new
+        /// `Hasher` run over it (the `floor` benchmark measures the difference). The stored hash is already a keyed SipHash, so this keeps
+        /// its spread and its resistance to chosen keys; the seed keeps the dictionary's
+        /// per-instance bucket order.
+        public func _rawHashValue(seed: Int) -> Int {
+            var mixed = UInt64(truncatingIfNeeded: hash ^ seed) &* 0x9E37_79B9_7F4A_7C15
+            mixed ^= mixed >> 29
+            return Int(truncatingIfNeeded: mixed)
         }
     }
 }
