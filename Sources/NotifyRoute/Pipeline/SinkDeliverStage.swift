@@ -5,11 +5,13 @@ struct SinkDeliverStage: DeliverStage {
     var keepsState: Bool { true }
 
     func deliver(_ wave: inout Wave) async {
-        let sending = wave.flows.indices.filter { wave.flows[$0].decision.sendsSomething }
-        if sending.allSatisfy({ wave.flows[$0].capabilities.deliversInline }) {
-            for position in sending { wave.flows[position].answer = await Self.deliver(wave.flows[position]) }
+        if !wave.flows.contains(where: { $0.decision.sendsSomething && !$0.capabilities.deliversInline }) {
+            for position in wave.flows.indices where wave.flows[position].decision.sendsSomething {
+                wave.flows[position].answer = await Self.deliver(wave.flows[position])
+            }
             return
         }
+        let sending = wave.flows.indices.filter { wave.flows[$0].decision.sendsSomething }
         let flows = wave.flows
         let answers = await withTaskGroup(of: (Int, SinkFlow.Answer).self) { group in
             for position in sending {
