@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "NotifyRouteExec", targets: ["NotifyRouteExec"]),
         .library(name: "NotifyRouteLogging", targets: ["NotifyRouteLogging"]),
         .library(name: "NotifyRouteService", targets: ["NotifyRouteService"]),
+        .library(name: "NotifyRouteTesting", targets: ["NotifyRouteTesting"]),
         .executable(name: "notify-route", targets: ["notify-route"]),
     ],
     dependencies: [
@@ -115,11 +116,13 @@ let package = Package(
 
         // The version `make` built (`git describe`), for `--version`.
         .target(name: "CBuildInfo"),
+        // The test kit of the core (RecordingSink), for tests and benchmarks.
+        .target(name: "NotifyRouteTesting", dependencies: ["NotifyRoute"]),
 
         // MARK: Benchmarks (Tests/Benchmarks/run.sh builds it in release mode).
         .executableTarget(
             name: "notify-route-bench",
-            dependencies: ["NotifyRoute", "NotifyRouteDesktop", "NotifyRouteJournal"],
+            dependencies: ["NotifyRoute", "NotifyRouteDesktop", "NotifyRouteJournal", "NotifyRouteTesting"],
             path: "Tests/Benchmarks/notify-route-bench"
         ),
 
@@ -137,13 +140,13 @@ let package = Package(
             dependencies: ["NotifyRoute"],
             path: "Tests/NotifyRouteTestSupport"
         ),
-        .testTarget(name: "NotifyRouteTests", dependencies: ["NotifyRoute", "NotifyRouteTestSupport"]),
+        .testTarget(name: "NotifyRouteTests", dependencies: ["NotifyRoute", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
         .testTarget(name: "TimeZoneInfoTests", dependencies: ["TimeZoneInfo", "NotifyRoute", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteTerminalTests", dependencies: ["NotifyRouteTerminal", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteDesktopTests", dependencies: ["NotifyRouteDesktop", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteJournalTests", dependencies: ["NotifyRouteJournal", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteExecTests", dependencies: ["NotifyRouteExec", "NotifyRouteTestSupport"]),
-        .testTarget(name: "NotifyRouteLoggingTests", dependencies: ["NotifyRouteLogging", "NotifyRouteTestSupport"]),
+        .testTarget(name: "NotifyRouteLoggingTests", dependencies: ["NotifyRouteLogging", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteServiceTests", dependencies: ["NotifyRouteService", "NotifyRouteTestSupport"]),
         .testTarget(
             name: "NotifyRouteCLITests",

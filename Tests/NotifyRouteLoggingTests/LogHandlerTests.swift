@@ -1,5 +1,6 @@
 import Logging
 import NotifyRoute
+import NotifyRouteTesting
 import NotifyRouteLogging
 import Synchronization
 import Testing

@@ -1,4 +1,5 @@
 import NotifyRoute
+import NotifyRouteTesting
 import Testing
 
 /// The cascade: built-in → config defaults → per level → rules → route → sink → explicit.

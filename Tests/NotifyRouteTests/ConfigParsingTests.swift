@@ -1,4 +1,5 @@
 import NotifyRoute
+import NotifyRouteTesting
 import Testing
 
 /// The YAML layer of the config: libyaml's events composed into ``ConfigNode`` (locations,

@@ -1,5 +1,6 @@
 import Foundation
 import NotifyRoute
+import NotifyRouteTesting
 import Synchronization
 import Testing
 

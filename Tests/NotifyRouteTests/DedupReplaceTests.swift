@@ -1,5 +1,6 @@
 import Foundation
 import NotifyRoute
+import NotifyRouteTesting
 import NotifyRouteTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import NotifyRoute
+import NotifyRouteTesting
 import Synchronization
 import Testing
 

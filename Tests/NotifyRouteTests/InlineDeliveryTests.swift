@@ -1,37 +1,33 @@
 import NotifyRoute
+import NotifyRouteTesting
 import Synchronization
 import Testing
 
-/// Sinks that deliver inline are asked through `deliverInline(_:)`, without the async
-/// step; a `nil` answer, a summary to send first, or a sink that is not inline in the
-/// same wave takes the async path. The report says the same either way.
+/// Sinks that deliver inline (``SinkCapabilities/deliversInline``) are asked one after
+/// the other, without a deadline task; a sink that may block makes the wave concurrent,
+/// so that it holds up none of the others. The report says the same either way.
 @Suite struct InlineDeliveryTests {
-    /// Counts how it was asked; answers inline unless told not to.
+    /// Counts its deliveries; declares itself inline unless told not to, and can wait
+    /// for another sink to have been delivered to before it answers.
     final class InlineSink: NotificationSink {
-        let capabilities = SinkCapabilities(canReplace: true, canClose: true, deliversInline: true)
-        let answersInline: Bool
+        let capabilities: SinkCapabilities
         let failure: SinkError?
-        private let calls = Mutex((inline: 0, async: 0, next: 1))
+        let waitsFor: InlineSink?
+        private let calls = Mutex((count: 0, next: 1))
 
-        init(answersInline: Bool = true, failure: SinkError? = nil) {
-            self.answersInline = answersInline
+        init(inline: Bool = true, failure: SinkError? = nil, waitsFor: InlineSink? = nil) {
+            capabilities = SinkCapabilities(canReplace: true, canClose: true, deliversInline: inline)
             self.failure = failure
+            self.waitsFor = waitsFor
         }
 
-        var counts: (inline: Int, async: Int) { calls.withLock { ($0.inline, $0.async) } }
-
-        func deliverInline(_ delivery: SinkDelivery) throws -> SinkReceipt? {
-            guard answersInline else { return nil }
-            calls.withLock { $0.inline += 1 }
-            return try answer(delivery)
-        }
+        var count: Int { calls.withLock { $0.count } }
 
         func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
-            calls.withLock { $0.async += 1 }
-            return try answer(delivery)
-        }
-
-        private func answer(_ delivery: SinkDelivery) throws -> SinkReceipt {
+            if let waitsFor {
+                while waitsFor.count == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            calls.withLock { $0.count += 1 }
             if let failure { throw failure }
             switch delivery.intent {
             case .show:
@@ -50,7 +46,7 @@ import Testing
         return try NotificationRouter(configuration: config, sinks: sinks, clock: ManualClock())
     }
 
-    @Test func inlineSinksAreAskedInlineWithTheSameReport() async throws {
+    @Test func inlineSinksAreAskedInTurnWithTheSameReport() async throws {
         let a = InlineSink(), b = InlineSink()
         let router = try router(["a": a, "b": b], yaml: """
             rules: [ { match: {}, set: { replace_key: "r" } } ]
@@ -63,28 +59,19 @@ import Testing
         #expect(second.outcomes.map(\.status.description) == ["replaced 1", "replaced 1"])
         let again = try await router.send(NotificationEvent(title: "two"))
         #expect(again.outcomes.map(\.status.description) == Array(repeating: "suppressed: duplicate (2 in 1m), count updated in place", count: 2))
-        #expect(a.counts.inline == 3 && a.counts.async == 0)
-        #expect(b.counts.inline == 3 && b.counts.async == 0)
+        #expect(a.count == 3 && b.count == 3)
     }
 
-    @Test func aNilAnswerIsDeliveredAsync() async throws {
-        let a = InlineSink(), b = InlineSink(answersInline: false)
-        let router = try router(["a": a, "b": b], yaml: "routes: [ { to: [a, b] } ]")
+    /// A sink that may block (as the desktop sink, which waits for the daemon) comes first
+    /// in the route and answers only once the sink after it has been delivered to: asked
+    /// one after the other, it would wait out its deadline.
+    @Test func aSinkThatMayBlockDoesNotHoldUpTheOnesAfterIt() async throws {
+        let quick = InlineSink()
+        let slow = InlineSink(inline: false, waitsFor: quick)
+        let router = try router(["a": slow, "b": quick], yaml: "defaults: { deadline: 10s }\nroutes: [ { to: [a, b] } ]")
         let report = try await router.send(NotificationEvent(title: "one"))
+        #expect(report.outcomes.map(\.sink) == ["a", "b"])
         #expect(report.outcomes.map(\.status.name) == ["delivered", "delivered"])
-        #expect(a.counts == (1, 0) && b.counts == (0, 1))
-    }
-
-    /// A sink that answers only through `deliver` (as the desktop sink, which waits for the
-    /// daemon) comes first in the route: the sinks after it are asked inline before it is,
-    /// not made to wait for it.
-    @Test func aSinkThatAnswersAsyncDoesNotHoldUpTheInlineOnesAfterIt() async throws {
-        let slow = InlineSink(answersInline: false), quick = InlineSink(), also = InlineSink()
-        let router = try router(["a": slow, "b": quick, "c": also], yaml: "routes: [ { to: [a, b, c] } ]")
-        let report = try await router.send(NotificationEvent(title: "one"))
-        #expect(report.outcomes.map(\.sink) == ["a", "b", "c"])
-        #expect(report.outcomes.map(\.status.name) == ["delivered", "delivered", "delivered"])
-        #expect(slow.counts == (0, 1) && quick.counts == (1, 0) && also.counts == (1, 0))
     }
 
     @Test func anInlineFailureFailsOver() async throws {
@@ -93,18 +80,10 @@ import Testing
         let report = try await router.send(NotificationEvent(title: "one"))
         #expect(report.outcomes.map(\.status.description) == ["failed: boom", "delivered"])
         #expect(report.outcomes.last?.failoverFor == "a")
-        #expect(a.counts == (1, 0) && b.counts == (1, 0))
+        #expect(a.count == 1 && b.count == 1)
     }
 
-    @Test func aSinkThatIsNotInlineMakesTheWaveConcurrent() async throws {
-        let a = InlineSink(), b = RecordingSink()
-        let router = try router(["a": a, "b": b], yaml: "routes: [ { to: [a, b] } ]")
-        let report = try await router.send(NotificationEvent(title: "one"))
-        #expect(report.outcomes.map(\.status.name) == ["delivered", "delivered"])
-        #expect(a.counts == (0, 1) && b.deliveries.count == 1)
-    }
-
-    /// The recording sink answers inline when its capabilities say so, failures included.
+    /// The recording sink delivers inline when its capabilities say so, failures included.
     @Test func recordingSinkInline() async throws {
         let recorder = RecordingSink(capabilities: SinkCapabilities(canReplace: true, deliversInline: true))
         let router = try router(["r": recorder], yaml: "routes: [ { to: [r] } ]")

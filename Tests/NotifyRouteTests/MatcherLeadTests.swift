@@ -1,8 +1,9 @@
 @testable import NotifyRoute
+import NotifyRouteTesting
 import Testing
 
-/// The plan's matchers turn events away on the first byte of their source or app before
-/// any glob runs; they must agree with ``EventMatcher/matches(_:)`` on every subject.
+/// The routes stage's index turns routes away on the first byte of an event's source
+/// before any glob runs; it must never turn away a route whose matcher matches.
 @Suite struct MatcherLeadTests {
     static let patterns: [[String]] = [
         ["svc1-*"], ["bench*", "db.*"], ["exact"], ["K*"], ["é*"], ["*pool"], ["[ab]*"], [""], ["a\r*"], ["x", "y*"],
@@ -15,21 +16,11 @@ import Testing
     @Test func agreesWithTheMatcherOnSources() throws {
         for patterns in Self.patterns {
             let matcher = EventMatcher(source: try patterns.map(Glob.init))
-            let planned = RoutingPlan.Matcher(matcher)
+            let index = RouteIndex([matcher])
             for text in Self.texts {
                 let subject = MatchSubject(level: .info, source: text, app: "app", title: "t")
-                #expect(planned.matches(subject) == matcher.matches(subject), "source \(patterns) vs \(String(describing: text))")
-            }
-        }
-    }
-
-    @Test func agreesWithTheMatcherOnApps() throws {
-        for patterns in Self.patterns {
-            let matcher = EventMatcher(level: LevelCondition(.atLeast, .info), app: try patterns.map(Glob.init))
-            let planned = RoutingPlan.Matcher(matcher)
-            for text in Self.texts {
-                let subject = MatchSubject(level: .warning, source: "s", app: text, title: "t")
-                #expect(planned.matches(subject) == matcher.matches(subject), "app \(patterns) vs \(String(describing: text))")
+                let indexed = index.candidates(for: subject).contains(0) && index.matches(0, subject)
+                #expect(indexed == matcher.matches(subject), "source \(patterns) vs \(String(describing: text))")
             }
         }
     }
@@ -46,11 +37,15 @@ import Testing
                   continues: index % 2 == 0)
         }
         config.fallback = ["a"]
-        let router = try NotificationRouter(configuration: config, sinks: ["a": RecordingSink()])
+        let stage = RoutesStage(config)
+        let cascade = Cascade(config)
         for source in [nil, "", "svc1-x", "bench1", "db.pool", "\u{212A}elvin", "Kelvin", "\u{E9}t\u{E9}", "e\u{301}t", "exact", "b", "zzz"] as [String?] {
             let event = NotificationEvent(title: "t", source: source)
-            let planned = router.plan(event)
-            let traced = router.plan(event, tracing: true)
+            var planned = RoutedEvent(event, only: nil, tracing: false), traced = RoutedEvent(event, only: nil, tracing: true)
+            planned.subject = cascade.subject(event, rules: EventEffects())
+            traced.subject = planned.subject
+            try stage.run(&planned)
+            try stage.run(&traced)
             #expect(planned.matchedRoutes == traced.matchedRoutes, "source \(String(describing: source))")
             #expect(planned.targets.map(\.sinkName) == traced.targets.map(\.sinkName))
         }

@@ -1,4 +1,5 @@
 import NotifyRoute
+import NotifyRouteTesting
 
 /// Builds routers from YAML whose sinks are all recording sinks (kind `recording`, or
 /// `plain` for one that cannot replace), with a manual clock: no sleeping, no real I/O.

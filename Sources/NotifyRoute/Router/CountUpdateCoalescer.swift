@@ -23,8 +23,8 @@ final class CountUpdateCoalescer: Sendable {
     struct Pending: Sendable {
         var count: Int
         var event: ResolvedEvent
-        var target: RoutingPlan.Target
-        var instance: NotificationRouter.SinkInstance
+        var target: RouteTarget
+        var instance: SinkInstance
     }
 
     /// What a duplicate should do now.

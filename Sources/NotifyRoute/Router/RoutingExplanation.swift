@@ -61,73 +61,19 @@ public struct RoutingExplanation: Sendable, CustomStringConvertible {
 extension NotificationRouter {
     /// Explains the routing decision for `event` without sending anything.
     public func explain(_ event: NotificationEvent, only sinkNames: [String]? = nil) async throws(EventError) -> RoutingExplanation {
-        let event = try EventNormalizer.normalize(event)
-        let plan = plan(event, only: sinkNames, tracing: true)
-        let report = await plannedReport(plan)
+        let (routed, report) = try await run(event, only: sinkNames, through: planning, tracing: true)
         return RoutingExplanation(
             event: report.event,
-            rules: plan.ruleTraces.map { .init(label: $0.label, matched: $0.matched, reasons: $0.reasons, detail: $0.detail) },
-            routes: plan.routeTraces.map { .init(label: $0.label, matched: $0.matched, reasons: $0.reasons, detail: $0.detail) },
-            droppedBy: plan.droppedBy, fallbackUsed: plan.matchedRoutes == ["fallback"], notes: plan.notes,
+            rules: routed.ruleTraces.map { .init(label: $0.label, matched: $0.matched, reasons: $0.reasons, detail: $0.detail) },
+            routes: routed.routeTraces.map { .init(label: $0.label, matched: $0.matched, reasons: $0.reasons, detail: $0.detail) },
+            droppedBy: routed.droppedBy, fallbackUsed: routed.matchedRoutes == ["fallback"], notes: routed.notes,
             plannedReport: report)
     }
 
     /// `--dry-run`: the report `send` would give, from the current state and each sink's
     /// availability, with nothing sent and nothing remembered.
     public func dryRun(_ event: NotificationEvent, only sinkNames: [String]? = nil) async throws(EventError) -> DeliveryReport {
-        let event = try EventNormalizer.normalize(event)
-        return await plannedReport(plan(event, only: sinkNames))
-    }
-
-    func plannedReport(_ plan: RoutingPlan) async -> DeliveryReport {
-        var report = DeliveryReport(
-            event: resolve(plan, route: nil, declaration: nil), matchedRules: plan.matchedRules,
-            matchedRoutes: plan.matchedRoutes, droppedBy: plan.droppedBy, notes: plan.notes)
-        guard plan.droppedBy == nil else { return report }
-        var failoverCandidates: [(String, RoutingPlan.Target)] = []
-        for target in plan.targets {
-            guard let instance = instances[target.sinkName] else {
-                report.outcomes.append(SinkOutcome(sink: target.sinkName, kind: "?", status: .unavailable(reason: "no sink named \"\(target.sinkName)\" in the config"), route: target.label))
-                continue
-            }
-            var outcome = SinkOutcome(sink: target.sinkName, kind: instance.declaration.kind, status: .planned(.show), route: target.label)
-            let event = fitted(resolve(plan, route: target.route, declaration: instance.declaration), to: instance.sink.capabilities, notes: &outcome.notes)
-            if let minimum = instance.declaration.minimumLevel, event.level < minimum {
-                outcome.status = .suppressed(.belowMinimumLevel(minimum))
-                report.outcomes.append(outcome)
-                continue
-            }
-            let sink = instance.sink
-            let availability: SinkAvailability
-            switch await Deadline.run(within: instance.deadline, { await sink.availability() }) {
-            case .finished(.success(let value)): availability = value
-            case .finished(.failure(let error)): availability = .unavailable(reason: "\(error)")
-            case .timedOut: availability = .unavailable(reason: "availability probe did not answer within \(DurationParser.format(instance.deadline))")
-            }
-            if case .unavailable(let reason) = availability {
-                outcome.status = .unavailable(reason: reason)
-                if let route = target.route { for name in route.failover { failoverCandidates.append((name, target)) } }
-            } else {
-                let decision = (try? store.withState(discardingChanges: true) { state in
-                    PolicyDecision.decide(for: event, sink: target.sinkName, route: target.route, routeKey: target.label,
-                                          inhibitRules: configuration.inhibitRules,
-                                          capabilities: instance.sink.capabilities, now: clock.now(), state: state,
-                                          maxEntries: configuration.state.maxEntries)
-                }) ?? PolicyDecision(intent: .show, count: 1, suppressed: nil, createdWindow: false)
-                outcome.status = decision.suppressed.map { .suppressed($0) } ?? .planned(decision.intent)
-                if let summary = decision.summary {
-                    outcome.notes.append("would deliver first: a summary of \(summary.held) events held \(summary.why)")
-                }
-            }
-            report.outcomes.append(outcome)
-        }
-        for (name, target) in failoverCandidates
-        where !plan.targets.contains(where: { $0.sinkName == name }) && !report.outcomes.contains(where: { $0.sink == name }) {
-            report.outcomes.append(SinkOutcome(
-                sink: name, kind: instances[name]?.declaration.kind ?? "?", status: .planned(.show), route: target.label,
-                failoverFor: target.sinkName))
-        }
-        return report
+        try await run(event, only: sinkNames, through: planning).report
     }
 
     /// Each configured sink with its kind and availability, probed within its deadline.
@@ -136,14 +82,7 @@ extension NotificationRouter {
             for (index, declaration) in configuration.sinks.enumerated() {
                 guard let instance = instances[declaration.name] else { continue }
                 group.addTask {
-                    let sink = instance.sink
-                    let result: SinkAvailability
-                    switch await Deadline.run(within: instance.deadline, { await sink.availability() }) {
-                    case .finished(.success(let value)): result = value
-                    case .finished(.failure(let error)): result = .unavailable(reason: "\(error)")
-                    case .timedOut: result = .unavailable(reason: "did not answer within \(DurationParser.format(instance.deadline))")
-                    }
-                    return (index, declaration.name, declaration.kind, result)
+                    (index, declaration.name, declaration.kind, await instance.availability(timeoutReason: "did not answer"))
                 }
             }
             var rows: [(Int, String, String, SinkAvailability)] = []

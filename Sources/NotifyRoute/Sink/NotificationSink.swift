@@ -34,35 +34,6 @@ public protocol NotificationSink: Sendable {
     /// Shows, replaces or updates one notification.
     func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt
 
-    /// Shows, replaces or updates one notification without suspending, or returns `nil`
-    /// to be asked through ``deliver(_:)`` instead (having done nothing).
-    ///
-    /// The router calls it only for sinks whose capabilities say
-    /// ``SinkCapabilities/deliversInline`` (they answer at once, by their own word, and keep
-    /// the delivery's deadline themselves), before ``deliver(_:)``. When every sink of an
-    /// event answers here, the event goes through the router without a single async call
-    /// of its own: no task-allocated frames and no executor checks, which cost more than a
-    /// delivery to such a sink. Its answer means what ``deliver(_:)``'s would: a receipt,
-    /// or a thrown error (a ``SinkError`` says whether the sink was unavailable).
-    ///
-    /// The default returns `nil`: a sink that does not implement it is delivered to
-    /// through ``deliver(_:)``, as before.
-    ///
-    /// ```swift
-    /// final class CountingSink: NotificationSink {
-    ///     let capabilities = SinkCapabilities(deliversInline: true)
-    ///     let count = Atomic<Int>(0)
-    ///     func deliverInline(_ delivery: SinkDelivery) throws -> SinkReceipt? {
-    ///         count.add(1, ordering: .relaxed)
-    ///         return SinkReceipt()
-    ///     }
-    ///     func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
-    ///         try deliverInline(delivery)!
-    ///     }
-    /// }
-    /// ```
-    func deliverInline(_ delivery: SinkDelivery) throws -> SinkReceipt?
-
     /// Closes a notification shown earlier (`notify-route close --replace-key K`).
     func close(_ request: SinkCloseRequest) async throws -> SinkReceipt
 
@@ -92,9 +63,6 @@ public protocol NotificationSink: Sendable {
 
 extension NotificationSink {
     public func availability() async -> SinkAvailability { .available }
-
-    /// `nil`: the router delivers through ``deliver(_:)``.
-    public func deliverInline(_ delivery: SinkDelivery) throws -> SinkReceipt? { nil }
 
     public func close(_ request: SinkCloseRequest) async throws -> SinkReceipt {
         throw SinkError(.unsupported, "this sink cannot close notifications")

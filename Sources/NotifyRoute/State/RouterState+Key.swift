@@ -3,17 +3,13 @@ extension RouterState {
     /// and a dedup or replace key. Its text, `sink` U+001E `key`, is what the state file
     /// stores and what the maps were keyed by when keys were strings.
     ///
-    /// The router looks each key up four or five times per event and sink (the decision,
-    /// the commit, eviction): the key hashes its two parts once, with the standard
-    /// library's hasher, when it is made (the router hashes an event's keys once for all
-    /// its sinks), and every lookup reuses that value, where a string key was hashed
-    /// afresh (SipHash over some 35 bytes) by each. It also keeps the two parts as they
-    /// are, without building the joined text.
+    /// The router looks each key up several times per event and sink (the decision, the
+    /// commit, eviction): the key hashes its two parts once, when it is made, and every
+    /// lookup reuses that value instead of hashing the text again. It keeps the two parts
+    /// as they are, without building the joined text.
     ///
-    /// A class, immutable, compared by value: a key is copied into the map, the eviction
-    /// order and the wave's bookkeeping several times per event, one retain each, where a
-    /// struct of two strings took two (through outlined copy functions) and as many
-    /// releases; a lookup of the very key stored ends at the identity check.
+    /// A class, immutable, compared by value: a key is shared by the map, the eviction
+    /// order and the wave, and a lookup of the very key stored ends at the identity check.
     ///
     /// The hash is as hard to steer as a `String`'s: `Hasher` is seeded at random per
     /// process, and a dictionary mixes in its own per-instance seed (see
@@ -106,7 +102,7 @@ extension RouterState {
 
         /// What a `Dictionary` asks for each lookup: the stored hash mixed with the
         /// dictionary's seed (a bijection: a multiply and a shift), instead of a new
-        /// `Hasher` run over it. The stored hash is already a keyed SipHash, so this keeps
+        /// `Hasher` run over it (the `floor` benchmark measures the difference). The stored hash is already a keyed SipHash, so this keeps
         /// its spread and its resistance to chosen keys; the seed keeps the dictionary's
         /// per-instance bucket order.
         public func _rawHashValue(seed: Int) -> Int {

@@ -93,13 +93,12 @@ public struct RouterState: Codable, Hashable, Sendable {
 
     /// The order in which ``dedup`` keys were last stamped, so that eviction takes the
     /// oldest without scanning the map. Not part of the state's identity (equality,
-    /// hashing, coding): a decoded state has none and evicts by selection.
+    /// hashing, coding): a decoded state has none and evicts by sorting.
     ///
     /// ``handles`` keeps no order: a handle is restamped by every event that replaces it
-    /// (a few keys used over and over), so its order grew by an entry (a key copy) per
-    /// event and was compacted every few thousand, about 400 instructions per event,
-    /// for a map that rarely reaches its bound. Past it, the handles are cut by selection
-    /// (linear, once per tenth of the bound of insertions), as a decoded state's are.
+    /// (a few keys used over and over), so an order would grow by an entry per event for
+    /// a map that rarely reaches its bound. Past it, the handles are cut by sorting, as a
+    /// decoded state's are.
     var dedupOrder = EvictionOrder()
     /// No dedup window closes before this instant (a lower bound: the earliest
     /// `expires` noted since the last scan), so eviction scans for closed windows
@@ -255,8 +254,8 @@ public struct RouterState: Codable, Hashable, Sendable {
     /// Windows that have closed go first (looked for only when one may have: see
     /// ``earliestExpiry``). Then the least recently stamped entries: dedup records taken
     /// from the front of their ``EvictionOrder`` in O(evicted); handles, and dedup records
-    /// changed behind the order's back (a decoded state, a test), cut by selection of the
-    /// cut-off instant instead (linear on average), never by sorting the map.
+    /// changed behind the order's back (a decoded state, a test), cut at the cut-off
+    /// instant found by sorting their stamps.
     public mutating func evict(maxEntries: Int, now: Date? = nil) {
         let ordered = dedupOrder.covers(count: dedup.count)
         if let now, dedup.count > maxEntries, !ordered || now.timeIntervalSinceReferenceDate >= earliestExpiry {
@@ -288,8 +287,8 @@ public struct RouterState: Codable, Hashable, Sendable {
     private static func dropOldest<Value>(_ map: inout [Key: Value], keeping keep: Int, stamp: (Value) -> Date) {
         let surplus = map.count - keep
         guard surplus > 0 else { return }
-        var stamps = map.values.map { stamp($0).timeIntervalSinceReferenceDate }
-        let cutoff = select(&stamps, rank: surplus - 1)  // the newest of the values to drop
+        let stamps = map.values.map { stamp($0).timeIntervalSinceReferenceDate }.sorted()
+        let cutoff = stamps[surplus - 1]  // the newest of the values to drop
         var atCutoff = surplus - stamps.reduce(0) { $0 + ($1 < cutoff ? 1 : 0) }
         var doomed: [Key] = []
         doomed.reserveCapacity(surplus)
@@ -303,22 +302,6 @@ public struct RouterState: Codable, Hashable, Sendable {
             }
         }
         for key in doomed { map.removeValue(forKey: key) }
-    }
-
-    /// The value of rank `rank` (0 = smallest) in `values`, by quickselect; reorders `values`.
-    private static func select(_ values: inout [Double], rank: Int) -> Double {
-        var low = 0, high = values.count - 1
-        while low < high {
-            let pivot = values[low + (high - low) / 2]
-            var i = low, j = high
-            while i <= j {
-                while values[i] < pivot { i += 1 }
-                while values[j] > pivot { j -= 1 }
-                if i <= j { values.swapAt(i, j); i += 1; j -= 1 }
-            }
-            if rank <= j { high = j } else if rank >= i { low = i } else { return values[rank] }
-        }
-        return values[rank]
     }
 }
 
@@ -335,7 +318,7 @@ struct EvictionOrder: Sendable {
     private var head = 0
     /// Keys the order believes its map holds (stored new, less removed). When it differs
     /// from the map's count, the map was changed behind the order's back, and eviction
-    /// falls back to selection.
+    /// falls back to sorting.
     private var tracked = 0
     /// False for a decoded state (no order was kept) and after a fallback.
     var isTracking = false

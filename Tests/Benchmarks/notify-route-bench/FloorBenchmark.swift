@@ -49,7 +49,7 @@ func benchFloor(events: Int) async {
                 continue
             }
             let delivery = SinkDelivery(event: event, sinkName: name, intent: intent, deadline: .now.advanced(by: .seconds(1)))
-            guard let receipt = (try? sinks[position].deliverInline(delivery)) ?? nil else { continue }
+            let receipt = sinks[position].count(delivery)
             if let handle = receipt.handle {
                 _ = try? store.withState { state in
                     state.storeHandle(RouterState.HandleRecord(handle: handle, lastUsed: now), forKey: handleKey)

@@ -15,6 +15,7 @@
 import Glibc
 import Synchronization
 import NotifyRoute
+import NotifyRouteTesting
 import NotifyRouteDesktop
 import NotifyRouteJournal
 
@@ -110,17 +111,12 @@ final class CountingSink: NotificationSink {
 
     var counts: (shown: Int, replaced: Int, updated: Int) { state.withLock { ($0.shown, $0.replaced, $0.updated) } }
 
-    /// Answers inline (``NotificationSink/deliverInline(_:)``), as an in-memory sink can:
-    /// the router then makes no async call for the event.
-    func deliverInline(_ delivery: SinkDelivery) throws -> SinkReceipt? {
-        count(delivery)
-    }
-
     func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
         count(delivery)
     }
 
-    private func count(_ delivery: SinkDelivery) -> SinkReceipt {
+    /// The delivery without suspending: what the floor benchmark calls.
+    func count(_ delivery: SinkDelivery) -> SinkReceipt {
         // A replace or an update keeps the handle it was given (as RecordingSink does);
         // parsing it to an Int and formatting it back was the sink's own cost, not the router's.
         let handle: Int? = state.withLock { state in

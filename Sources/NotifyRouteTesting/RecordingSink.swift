@@ -1,7 +1,9 @@
+import NotifyRoute
 import Synchronization
 
 /// A sink that remembers what it was asked to do: the test kit of the core, like
-/// swift-log's in-memory handler. It can also be told to fail, to be unavailable, or
+/// swift-log's in-memory handler, in a library of its own so that it is no part of the
+/// core's API. It can also be told to fail, to be unavailable, or
 /// to hang, so that failover and deadlines can be tested without a real component.
 ///
 /// ```swift
@@ -46,16 +48,8 @@ public final class RecordingSink: NotificationSink {
         return .available
     }
 
-    /// Answers at once unless told to hang (then `nil`, recording nothing: the router
-    /// asks ``deliver(_:)``, which hangs). Called by the router only when the recorder's
-    /// capabilities say ``SinkCapabilities/deliversInline``.
-    public func deliverInline(_ delivery: SinkDelivery) throws -> SinkReceipt? {
-        guard let (behavior, handle) = record(delivery, unlessHanging: true) else { return nil }
-        return try answer(behavior, handle)
-    }
-
     public func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
-        let (behavior, handle) = record(delivery, unlessHanging: false)!
+        let (behavior, handle) = record(delivery)
         if case .hang = behavior {
             while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
             throw CancellationError()
@@ -63,9 +57,8 @@ public final class RecordingSink: NotificationSink {
         return try answer(behavior, handle)
     }
 
-    private func record(_ delivery: SinkDelivery, unlessHanging: Bool) -> (Behavior, SinkHandle)? {
-        state.withLock { state -> (Behavior, SinkHandle)? in
-            if unlessHanging, case .hang = state.behavior { return nil }
+    private func record(_ delivery: SinkDelivery) -> (Behavior, SinkHandle) {
+        state.withLock { state -> (Behavior, SinkHandle) in
             state.deliveries.append(delivery)
             switch delivery.intent {
             case .replace(let existing), .updateDuplicateCount(let existing, _):

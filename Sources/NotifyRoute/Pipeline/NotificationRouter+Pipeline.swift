@@ -1,0 +1,70 @@
+/// Runs an event through a ``Pipeline``: the event stages once, then a wave of the
+/// per-sink stages for the routed sinks and one for the failover sinks of those that
+/// failed or were unavailable.
+extension NotificationRouter {
+    func run(_ event: NotificationEvent, only sinkNames: [String]?, through pipeline: Pipeline,
+             tracing: Bool = false) async throws(EventError) -> (event: RoutedEvent, report: DeliveryReport) {
+        var routed = RoutedEvent(event, only: sinkNames, tracing: tracing)
+        for stage in pipeline.event { try stage.run(&routed) }
+        let resolved = pipeline.fanOut.resolve(routed)
+        guard routed.droppedBy == nil else {
+            return (routed, DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
+                                           droppedBy: routed.droppedBy, notes: routed.notes))
+        }
+        var outcomes = await wave(routed.targets, routed, resolved, failoverFor: [:], through: pipeline)
+        var failoverFor: [String: [String]] = [:]
+        var failover: [RouteTarget] = []  // each under the route of the first sink it stands in for
+        for (target, outcome) in zip(routed.targets, outcomes) {
+            guard let route = target.route, !route.failover.isEmpty else { continue }
+            switch outcome.status {
+            case .failed, .unavailable: break
+            default: continue
+            }
+            for name in route.failover where !routed.targets.contains(where: { $0.sinkName == name }) {
+                if failoverFor[name] == nil { failover.append(RouteTarget(sinkName: name, label: target.label, route: route)) }
+                failoverFor[name, default: []].append(target.sinkName)
+            }
+        }
+        if !failover.isEmpty {
+            outcomes += await wave(failover, routed, resolved, failoverFor: failoverFor, through: pipeline)
+        }
+        return (routed, DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
+                                       outcomes: outcomes, notes: routed.notes))
+    }
+
+    /// Fan-out, the policy stages in one state transaction, deliver, record.
+    private func wave(_ targets: [RouteTarget], _ event: RoutedEvent, _ resolved: ResolvedEvent, failoverFor: [String: [String]],
+                      through pipeline: Pipeline) async -> [SinkOutcome] {
+        var wave = pipeline.fanOut.run(targets, event, resolved: resolved, failoverFor: failoverFor)
+        let keepsState = pipeline.deliver.keepsState
+        if !wave.flows.isEmpty {
+            do {
+                try store.withState(discardingChanges: !keepsState) { state in
+                    let context = PolicyContext(now: clock.now(), state: state, maxEntries: configuration.state.maxEntries,
+                                                countUpdates: keepsState ? countUpdates : nil)
+                    for position in wave.flows.indices {
+                        for stage in pipeline.policy {
+                            stage.decide(&wave.flows[position], context)
+                            if wave.flows[position].decision.suppressed != nil { break }
+                        }
+                    }
+                }
+            } catch {
+                // State that cannot be read must not stop delivery: deliver as new and say so.
+                for position in wave.flows.indices {
+                    if keepsState {
+                        wave.outcomes[wave.flows[position].index].notes.append("state unavailable (\(error)); dedup and replace skipped")
+                    }
+                    wave.flows[position].decision = PolicyDecision()
+                    wave.flows[position].flush = nil
+                }
+            }
+            for flow in wave.flows { if let flush = flow.flush { schedule(flush) } }
+            await pipeline.deliver.deliver(&wave)
+        }
+        for flush in pipeline.record.record(&wave, store: store, clock: clock, logger: logger, planning: !keepsState) {
+            schedule(flush)
+        }
+        return wave.outcomes
+    }
+}

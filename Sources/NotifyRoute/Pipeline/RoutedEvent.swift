@@ -1,0 +1,55 @@
+/// One event between the event stages: what normalise, rules and routes made of it.
+struct RoutedEvent: Sendable {
+    /// A step of `explain`'s account: a rule or a route, and why it matched or not.
+    struct Trace: Sendable {
+        var label: String
+        var matched: Bool
+        var reasons: [String]
+        var detail: String
+    }
+
+    /// The event as given (normalised): the explicit layer of the cascade.
+    var explicit: NotificationEvent
+    /// `--sink`: deliver to these sinks only, bypassing the routes.
+    var only: [String]?
+    /// `explain`: the rules and routes stages record a ``Trace`` of every step.
+    var tracing: Bool
+    /// What the matching rules set, later rules over earlier ones.
+    var ruleLayer = EventEffects()
+    /// What matchers see: the cascade without the route and sink layers.
+    var subject: MatchSubject
+    var matchedRules: [String] = []
+    var droppedBy: String?
+    var matchedRoutes: [String] = []
+    var targets: [RouteTarget] = []
+    var notes: [String] = []
+    var ruleTraces: [Trace] = []
+    var routeTraces: [Trace] = []
+
+    init(_ event: NotificationEvent, only: [String]?, tracing: Bool) {
+        explicit = event
+        self.only = only
+        self.tracing = tracing
+        subject = MatchSubject(level: .info, title: event.title)
+    }
+}
+
+/// One sink a route (or the fallback, or `--sink`) sends to. A class made once per
+/// config: every delivery refers to it rather than copying its route.
+final class RouteTarget: Sendable {
+    let sinkName: String
+    /// `route 2 "pager"`, `fallback`, `--sink`.
+    let label: String
+    /// `nil` for the fallback and for `--sink`.
+    let route: Route?
+
+    init(sinkName: String, label: String, route: Route?) {
+        self.sinkName = sinkName
+        self.label = label
+        self.route = route
+    }
+
+    static func label(_ what: String, _ index: Int, _ name: String?) -> String {
+        "\(what) \(index + 1)" + (name.map { " \"\($0)\"" } ?? "")
+    }
+}

@@ -1,0 +1,66 @@
+/// Picks the sinks: the first matching route wins unless it says `continue`; with no
+/// match, the fallback; with `--sink`, the sinks named. Each sink is a target once.
+struct RoutesStage: EventStage {
+    let routes: [Route]
+    let labels: [String]
+    /// Per route, one target per sink it names (made once: deliveries refer to them).
+    let targets: [[RouteTarget]]
+    let fallback: [RouteTarget]
+    /// Turns away, by the first byte of the source, the routes that cannot match.
+    let index: RouteIndex
+
+    init(_ configuration: RouterConfiguration) {
+        routes = configuration.routes
+        let labels = configuration.routes.indices.map { RouteTarget.label("route", $0, configuration.routes[$0].name) }
+        self.labels = labels
+        targets = configuration.routes.indices.map { index in
+            configuration.routes[index].sinks.map { RouteTarget(sinkName: $0, label: labels[index], route: configuration.routes[index]) }
+        }
+        fallback = configuration.fallback.map { RouteTarget(sinkName: $0, label: "fallback", route: nil) }
+        index = RouteIndex(configuration.routes.map(\.matcher))
+    }
+
+    func run(_ event: inout RoutedEvent) throws(EventError) {
+        guard event.droppedBy == nil else { return }
+        if let only = event.only {
+            event.matchedRoutes = ["--sink"]
+            event.targets = only.map { RouteTarget(sinkName: $0, label: "--sink", route: nil) }
+            return
+        }
+        var stopped = false
+        for position in event.tracing ? Array(routes.indices) : index.candidates(for: event.subject) {
+            if stopped {
+                guard event.tracing else { break }
+                event.routeTraces.append(.init(label: labels[position], matched: false,
+                                               reasons: ["not tried: an earlier route matched without `continue`"], detail: ""))
+                continue
+            }
+            let route = routes[position]
+            let matched: Bool
+            if event.tracing {
+                let verdict = route.matcher.explain(event.subject)
+                matched = verdict.matched
+                event.routeTraces.append(.init(
+                    label: labels[position], matched: matched, reasons: verdict.reasons,
+                    detail: "to \(route.sinks.joined(separator: ", "))" + (route.continues ? ", continue" : "")
+                        + (route.failover.isEmpty ? "" : ", failover \(route.failover.joined(separator: ", "))")))
+            } else {
+                matched = index.matches(position, event.subject)
+            }
+            guard matched else { continue }
+            event.matchedRoutes.append(labels[position])
+            for target in targets[position] where !event.targets.contains(where: { $0.sinkName == target.sinkName }) {
+                event.targets.append(target)
+            }
+            if !route.continues { stopped = true }
+        }
+        if event.matchedRoutes.isEmpty {
+            if fallback.isEmpty {
+                event.notes.append("no route matched and the config has no fallback; nothing was sent")
+            } else {
+                event.matchedRoutes = ["fallback"]
+                event.targets = fallback
+            }
+        }
+    }
+}
