@@ -110,7 +110,7 @@ extension AlertmanagerSink {
         kind: "alertmanager",
         summary: "each event as an alert to Prometheus Alertmanager's API v2 (url or urls: every peer of a cluster)",
         options: [
-            .option("url", .string, example: "http://127.0.0.1:9093", "an Alertmanager to post to (or `urls`)"),
+            .option("url", .string, example: "http://127.0.0.1:9093", "an Alertmanager to post to (added to `urls`)"),
             .option("urls", .strings, example: "[http://am-1:9093, http://am-2:9093]",
                     "every peer of an Alertmanager cluster; delivered when one accepts"),
             .option("labels", .stringMap, example: "{ team: ops }", "static labels added to every alert, sent as written"),
@@ -125,18 +125,16 @@ extension AlertmanagerSink {
         ],
         defaultDeadline: .seconds(5)
     ) { options in
-        var urls = try options.stringList("urls") ?? []
-        var key = "urls"
-        if let url = try options.string("url") {
-            guard urls.isEmpty else { throw options.error("set `url` or `urls`, not both", at: "url") }
-            urls = [url]
-            key = "url"
+        // `url` and `urls` together are one list of peers.
+        var endpoints: [String] = []
+        for (key, urls) in [("url", try options.string("url").map { [$0] } ?? []), ("urls", try options.stringList("urls") ?? [])] {
+            for url in urls {
+                let endpoint = try NetworkOptions.baseURL(url, options: options, key: key) + "/api/v2/alerts"
+                if !endpoints.contains(endpoint) { endpoints.append(endpoint) }
+            }
         }
-        guard !urls.isEmpty else {
+        guard !endpoints.isEmpty else {
             throw options.error("needs `url` (or `urls`: every peer of a cluster), for example url: http://127.0.0.1:9093", at: "url")
-        }
-        let endpoints = try urls.map { url throws(ConfigError) in
-            try NetworkOptions.baseURL(url, options: options, key: key) + "/api/v2/alerts"
         }
         let field = try options.string("alertname_field")
         if let field, field.isEmpty { throw options.error("alertname_field must name a field", at: "alertname_field") }

@@ -21,14 +21,17 @@ public final class WebhookSink: NotificationSink {
     public let name: String
     public let url: String
     let headers: [(String, String)]
+    /// A token file that did not exist when the config was loaded: read at each delivery until it does.
+    let pendingTokenFile: String?
     let timeout: Duration?
     let host = AlertTemplate.hostName
     let transport = HTTPTransport()
 
-    init(name: String, url: String, headers: [(String, String)], timeout: Duration?) {
+    init(name: String, url: String, headers: [(String, String)], pendingTokenFile: String? = nil, timeout: Duration?) {
         self.name = name
         self.url = url
         self.headers = headers
+        self.pendingTokenFile = pendingTokenFile
         self.timeout = timeout
     }
 
@@ -39,6 +42,14 @@ public final class WebhookSink: NotificationSink {
 
     public func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
         let body = WebhookPayload(delivery, host: host, time: Date()).json()
+        var headers = headers
+        if let path = pendingTokenFile {
+            do throws(TokenFile.Refused) {
+                headers.append(("Authorization", "Bearer " + (try TokenFile.read(path))))
+            } catch {
+                throw SinkError(.failed, "token_file \(path): \(error.reason)")
+            }
+        }
         _ = try await transport.post(body, to: url, headers: headers, deadline: delivery.deadline, timeout: timeout)
         return SinkReceipt(handle: delivery.event.replaceKey.map(SinkHandle.init))
     }
@@ -130,7 +141,7 @@ extension WebhookSink {
             .option("url", .string, default: .required, example: "https://hooks.example/notify", "where to POST"),
             .option("headers", .stringMap, example: "{ X-Team: ops }", "HTTP headers added to every request"),
             .option("token_file", .string, example: "/etc/notify-route/hook.token",
-                    "a file holding a bearer token (Authorization: Bearer); refused when others can read it"),
+                    "a file holding a bearer token (Authorization: Bearer); refused when others can read it; read at each delivery while it does not exist"),
             .option("timeout", .duration, default: .implicit("the sink's deadline"), example: "3s",
                     "how long one request may take"),
         ],
@@ -149,7 +160,10 @@ extension WebhookSink {
             }
             headers.append((name, value))
         }
-        if let path = try options.string("token_file") {
+        var pendingTokenFile: String?
+        if let path = try options.string("token_file"), access(path, F_OK) != 0 && errno == ENOENT {
+            pendingTokenFile = path
+        } else if let path = try options.string("token_file") {
             do throws(TokenFile.Refused) {
                 headers.append(("Authorization", "Bearer " + (try TokenFile.read(path))))
             } catch {
@@ -157,7 +171,8 @@ extension WebhookSink {
             }
         }
         return WebhookSink(name: options.sinkName, url: try NetworkOptions.baseURL(url, options: options, key: "url"),
-                           headers: headers, timeout: try NetworkOptions.positiveDuration("timeout", options: options))
+                           headers: headers, pendingTokenFile: pendingTokenFile,
+                           timeout: try NetworkOptions.positiveDuration("timeout", options: options))
     }
 }
 
