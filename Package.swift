@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "NotifyRouteDesktop", targets: ["NotifyRouteDesktop"]),
         .library(name: "NotifyRouteJournal", targets: ["NotifyRouteJournal"]),
         .library(name: "NotifyRouteExec", targets: ["NotifyRouteExec"]),
+        .library(name: "NotifyRouteNetwork", targets: ["NotifyRouteNetwork"]),
         .library(name: "NotifyRouteLogging", targets: ["NotifyRouteLogging"]),
         .library(name: "NotifyRouteService", targets: ["NotifyRouteService"]),
         .library(name: "NotifyRouteTesting", targets: ["NotifyRouteTesting"]),
@@ -23,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // HTTP for the network sinks (Alertmanager, webhooks): keep-alive pools, deadlines, TLS.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // Only for `swift package generate-documentation`; it adds no code to any target.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -78,6 +81,18 @@ let package = Package(
             path: "Plugins/Exec/NotifyRouteExec"
         ),
 
+        // Network sinks: Prometheus Alertmanager (API v2) and JSON webhooks, over async-http-client.
+        .target(
+            name: "NotifyRouteNetwork",
+            dependencies: [
+                "NotifyRoute",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Plugins/Network/NotifyRouteNetwork"
+        ),
+
         // MARK: swift-log bridge: log records at or above a level become events.
         .target(
             name: "NotifyRouteLogging",
@@ -106,6 +121,7 @@ let package = Package(
                 "NotifyRouteDesktop",
                 "NotifyRouteJournal",
                 "NotifyRouteExec",
+                "NotifyRouteNetwork",
                 "NotifyRouteService",
                 "CTetheredSpawn",
                 "CBuildInfo",
@@ -146,6 +162,10 @@ let package = Package(
         .testTarget(name: "NotifyRouteDesktopTests", dependencies: ["NotifyRouteDesktop", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteJournalTests", dependencies: ["NotifyRouteJournal", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteExecTests", dependencies: ["NotifyRouteExec", "NotifyRouteTestSupport"]),
+        .testTarget(
+            name: "NotifyRouteNetworkTests",
+            dependencies: ["NotifyRouteNetwork", "NotifyRouteService", "notify-route", "NotifyRouteTestSupport"]
+        ),
         .testTarget(name: "NotifyRouteLoggingTests", dependencies: ["NotifyRouteLogging", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteServiceTests", dependencies: ["NotifyRouteService", "NotifyRouteTestSupport"]),
         .testTarget(

@@ -20,14 +20,17 @@ public actor RouterHost {
     private let startedAt = ContinuousClock.now
     private var counts: [String: SinkCounts] = [:]
     private var inFlight = 0
+    /// Network deliveries that failed and may succeed later.
+    public let retries: RetryQueue
 
     /// Per sink, what happened to the events the daemon routed.
     public struct SinkCounts: Codable, Hashable, Sendable {
         public var delivered = 0, replaced = 0, queued = 0, suppressed = 0, failed = 0, unavailable = 0
     }
 
-    public init(load: @escaping Loader) throws {
+    public init(load: @escaping Loader, retryPolicy: RetryQueue.Policy = RetryQueue.Policy()) throws {
         self.load = load
+        self.retries = RetryQueue(policy: retryPolicy)
         self.router = try load()
         self.loadedAt = Date()
     }
@@ -72,6 +75,10 @@ public actor RouterHost {
             }
             counts[outcome.sink] = count
         }
+        if report.outcomes.contains(where: RetryQueue.isRetried) {
+            let router = router
+            Task { [retries] in await retries.schedule(report, router: router) }
+        }
     }
 
     /// What `notify-route status` prints.
@@ -83,20 +90,22 @@ public actor RouterHost {
         public var reloads: Int
         public var inFlight: Int
         public var sinks: [String: SinkCounts]
+        /// Per network sink: failed deliveries retried to success, and dropped.
+        public var retries: [String: RetryQueue.Counts]
 
         enum CodingKeys: String, CodingKey {
-            case pid, config, reloads, sinks
+            case pid, config, reloads, sinks, retries
             case loadedAt = "loaded_at", uptimeSeconds = "uptime_seconds", inFlight = "in_flight"
         }
     }
 
-    public func status(pid: Int32) -> Status {
+    public func status(pid: Int32) async -> Status {
         let uptime = ContinuousClock.now - startedAt
         var sinks = counts
         for sink in router.configuration.sinks where sinks[sink.name] == nil { sinks[sink.name] = SinkCounts() }
         return Status(
             pid: pid, config: router.configuration.origin, loadedAt: loadedAt.formatted(.iso8601),
             uptimeSeconds: ((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18) * 1000).rounded() / 1000,
-            reloads: reloads, inFlight: inFlight, sinks: sinks)
+            reloads: reloads, inFlight: inFlight, sinks: sinks, retries: await retries.counts)
     }
 }

@@ -330,7 +330,7 @@ import Testing
         let result = try ProcessRunner.notifyRoute(["sinks", "--json"], environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
         #expect(result.status == 0)
         let listing = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
-        #expect(listing["kinds"] as? [String] == ["terminal", "desktop", "journal", "exec"])
+        #expect(listing["kinds"] as? [String] == ["terminal", "desktop", "journal", "exec", "alertmanager", "webhook"])
         let sinks = try #require(listing["sinks"] as? [[String: Any]])
         #expect(sinks.map { $0["name"] as? String } == ["terminal", "desktop", "journal"])
         let desktop = try #require(sinks.first { $0["name"] as? String == "desktop" })

@@ -2,6 +2,7 @@ import NotifyRoute
 import NotifyRouteDesktop
 import NotifyRouteExec
 import NotifyRouteJournal
+import NotifyRouteNetwork
 import NotifyRouteTerminal
 
 /// The sink kinds this program knows, by an explicit list (no discovery): the one
@@ -12,6 +13,7 @@ enum BuiltinPlugins {
         DesktopSink.plugin,
         JournalSink.plugin,
         ExecSink.plugin,
+        AlertmanagerSink.plugin, WebhookSink.plugin,
     ]
 
     /// The list above has no duplicate kind, so making its registry cannot fail.

@@ -1,0 +1,191 @@
+import Foundation
+import NotifyRouteTestSupport
+import Testing
+
+/// `kind: alertmanager` against a real Alertmanager 0.25 on loopback, through the CLI.
+@Suite(.serialized, .enabled(if: alertmanagerTestsEnabled, "needs prometheus-alertmanager (apt-get install prometheus-alertmanager)"))
+struct AlertmanagerTests {
+    static func host(urls: [String], extra: String = "", deadline: String = "5s") throws -> NotifyRouteHost {
+        try NotifyRouteHost(
+            sinks: """
+                  am:
+                    kind: alertmanager
+                    urls: [\(urls.joined(separator: ", "))]
+                    instance: host-a
+                    deadline: \(deadline)
+                \(extra)
+                """,
+            routes: "fallback: [am]")
+    }
+
+    @Test func anEventArrivesWithItsLabelsAndAnnotations() throws {
+        let receiver = try HTTPReceiver.start()
+        let cluster = try AlertmanagerCluster.start(notifying: receiver)
+        defer { cluster.stop(); receiver.stop() }
+        let host = try Self.host(urls: [cluster.peers[0].url], extra: "    labels: { team: ops }")
+        let (result, report) = try host.send(
+            ["-l", "warning", "-s", "disk", "-a", "diskwatch", "-r", "disk-sda", "-f", "mount=/", "-f", "used-pct=97",
+             "Disk full", "97% of / used"])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(report.sink("am")?["status"] as? String == "delivered")
+
+        let alerts = try cluster.alerts()
+        let alert = try #require(alerts.first { ($0["labels"] as? [String: String])?["replace_key"] == "disk-sda" })
+        #expect(alert["labels"] as? [String: String] == [
+            "alertname": "Disk full", "severity": "warning", "instance": "host-a", "source": "disk", "app": "diskwatch",
+            "replace_key": "disk-sda", "team": "ops",
+        ])
+        #expect(alert["annotations"] as? [String: String] == [
+            "summary": "Disk full", "description": "97% of / used", "mount": "/", "used_pct": "97",
+        ])
+        // And Alertmanager notified its receiver.
+        let firing = try receiver.wait { notifications($0, status: "firing", replaceKey: "disk-sda").count >= 1 }
+        #expect(notifications(firing, status: "firing", replaceKey: "disk-sda").count == 1, "\(cluster.logs)")
+    }
+
+    @Test func aReplaceKeyUpdatesTheSameAlert() throws {
+        let receiver = try HTTPReceiver.start()
+        let cluster = try AlertmanagerCluster.start(notifying: receiver)
+        defer { cluster.stop(); receiver.stop() }
+        let host = try Self.host(urls: [cluster.peers[0].url])
+        for used in ["91", "97"] {
+            let (result, _) = try host.send(["-l", "warning", "-r", "disk-sdb", "Disk filling", "\(used)% used"])
+            #expect(result.status == 0, "\(result.standardError)")
+        }
+        let alerts = try cluster.alerts().filter { ($0["labels"] as? [String: String])?["replace_key"] == "disk-sdb" }
+        #expect(alerts.count == 1)
+        #expect((alerts.first?["annotations"] as? [String: String])?["description"] == "97% used")
+    }
+
+    @Test func closeResolvesTheAlertAndTheReceiverHearsOfIt() throws {
+        let receiver = try HTTPReceiver.start()
+        let cluster = try AlertmanagerCluster.start(notifying: receiver)
+        defer { cluster.stop(); receiver.stop() }
+        let host = try Self.host(urls: [cluster.peers[0].url])
+        #expect(try host.send(["-l", "error", "-r", "backup", "Backup failed"]).result.status == 0)
+        try receiver.wait { notifications($0, status: "firing", replaceKey: "backup").count >= 1 }
+        #expect(try cluster.alerts(active: true).contains { ($0["labels"] as? [String: String])?["replace_key"] == "backup" })
+
+        let closed = try host.run(["close", "--json", "-r", "backup"])
+        #expect(closed.status == 0, "\(closed.standardOutput) \(closed.standardError)")
+        #expect(!(try cluster.alerts(active: true).contains { ($0["labels"] as? [String: String])?["replace_key"] == "backup" }))
+        let resolved = try receiver.wait { notifications($0, status: "resolved", replaceKey: "backup").count >= 1 }
+        #expect(notifications(resolved, status: "resolved", replaceKey: "backup").count == 1, "\(cluster.logs)")
+    }
+
+    /// Nothing listens: the connection is refused (async-http-client keeps trying until
+    /// the deadline); the failover (a webhook) gets the event within the deadline.
+    @Test func alertmanagerDownFailsOverWithinTheDeadline() throws {
+        let receiver = try HTTPReceiver.start()
+        defer { receiver.stop() }
+        let port = try FreePort.pick()
+        let host = try NotifyRouteHost(
+            sinks: """
+                  am: { kind: alertmanager, url: "http://127.0.0.1:\(port)", deadline: 1s }
+                  spare: { kind: webhook, url: "\(receiver.url)/spare" }
+                """,
+            routes: "routes:\n  - to: [am]\n    failover: [spare]")
+        let (result, report) = try host.send(["-r", "down", "Disk full"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let am = try #require(report.sink("am"))
+        #expect(am["status"] as? String == "failed")
+        #expect(am["retryable"] as? Bool == true)
+        #expect(report.sink("spare")?["status"] as? String == "delivered")
+        #expect(try receiver.requests(path: "/spare").count == 1)
+        #expect(result.duration < .seconds(3), "deadline 1s, took \(result.duration)")
+    }
+
+    /// It accepts the connection and never answers: the sink gives up at its deadline,
+    /// the failover still gets the event, and without one the send exits 1.
+    @Test func alertmanagerHungFailsOverWithinTheDeadline() throws {
+        let receiver = try HTTPReceiver.start()
+        defer { receiver.stop() }
+        let silent = try SilentListener()
+        defer { silent.close() }
+        let host = try NotifyRouteHost(
+            sinks: """
+                  am: { kind: alertmanager, url: "http://127.0.0.1:\(silent.port)", deadline: 1s }
+                  spare: { kind: webhook, url: "\(receiver.url)/spare" }
+                """,
+            routes: "routes:\n  - to: [am]\n    failover: [spare]")
+        let (result, report) = try host.send(["Disk full"])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(report.sink("am")?["retryable"] as? Bool == true)
+        #expect(report.sink("spare")?["status"] as? String == "delivered")
+        #expect(result.duration < .seconds(3), "deadline 1s, took \(result.duration)")
+
+        let alone = try NotifyRouteHost(
+            sinks: "  am: { kind: alertmanager, url: \"http://127.0.0.1:\(silent.port)\", deadline: 1s }", routes: "fallback: [am]")
+        let (lonely, lonelyReport) = try alone.send(["Disk full"])
+        #expect(lonely.status == 1)
+        #expect(lonelyReport.sink("am")?["status"] as? String == "timed-out" || lonelyReport.sink("am")?["status"] as? String == "failed")
+        #expect(lonelyReport.sink("am")?["retryable"] as? Bool == true)
+        #expect(lonely.duration < .seconds(3), "deadline 1s, took \(lonely.duration)")
+    }
+
+    @Test func aBadLabelIsReportedWithAlertmanagersMessage() throws {
+        let receiver = try HTTPReceiver.start()
+        let cluster = try AlertmanagerCluster.start(notifying: receiver)
+        defer { cluster.stop(); receiver.stop() }
+        let host = try Self.host(urls: [cluster.peers[0].url], extra: "    labels: { \"bad-name\": x }")
+        let (result, report) = try host.send(["Disk full"])
+        #expect(result.status == 1)
+        let am = try #require(report.sink("am"))
+        #expect(am["retryable"] as? Bool == false)
+        let error = report.error(of: "am")
+        #expect(error.contains("answered 400"), "\(error)")
+        #expect(error.contains("bad-name"), "Alertmanager's own message names the label: \(error)")
+        let plain = try host.run(["send", "Disk full"])
+        #expect(plain.status == 1)
+        #expect(plain.standardError.contains("am: failed: ") && plain.standardError.contains("answered 400: "), "\(plain.standardError)")
+    }
+
+    /// Two hosts (two state directories) send the same event to both peers of a pair: the
+    /// peers gossip their notification log, and the receiver hears of it once.
+    @Test func anHAPairNotifiesOnceForTwoHosts() throws {
+        let receiver = try HTTPReceiver.start()
+        let cluster = try AlertmanagerCluster.start(peers: 2, notifying: receiver)
+        defer { cluster.stop(); receiver.stop() }
+        let urls = cluster.peers.map(\.url)
+        let hosts = try [Self.host(urls: urls), Self.host(urls: urls)]
+        #expect(hosts[0].environment["XDG_RUNTIME_DIR"] != hosts[1].environment["XDG_RUNTIME_DIR"])
+        for host in hosts {
+            let (result, report) = try host.send(["-l", "critical", "-r", "db-primary", "Database down"])
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(report.sink("am")?["notes"] == nil || (report.sink("am")?["notes"] as? [String] ?? []).isEmpty)
+        }
+        for peer in 0..<2 {
+            #expect(try cluster.alerts(peer: peer).filter { ($0["labels"] as? [String: String])?["replace_key"] == "db-primary" }.count == 1)
+        }
+        try receiver.wait { notifications($0, status: "firing", replaceKey: "db-primary").count >= 1 }
+        // Long enough for the second peer's own notification (group_wait 1s + peer_timeout 2s) to have come, had it not been deduplicated.
+        sleep(6)
+        let firing = notifications(try receiver.requests(), status: "firing", replaceKey: "db-primary")
+        #expect(firing.count == 1, "\(firing)\n\(cluster.logs)")
+    }
+}
+
+/// A TCP listener that never accepts: connections complete (the kernel's backlog) and
+/// nothing ever answers, as a hung server.
+final class SilentListener {
+    let fd: Int32
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard ok else { throw FixtureError(description: "listen: errno \(errno)") }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import NotifyRouteTestSupport
+import Testing
+
+/// `kind: webhook` against a receiver of the test's own, through the CLI.
+@Suite(.serialized)
+struct WebhookTests {
+    static func host(url: String, extra: String = "") throws -> NotifyRouteHost {
+        try NotifyRouteHost(sinks: "  hook:\n    kind: webhook\n    url: \"\(url)\"\n\(extra)", routes: "fallback: [hook]")
+    }
+
+    @Test func theBodyAndHeadersReachTheReceiver() throws {
+        let receiver = try HTTPReceiver.start()
+        defer { receiver.stop() }
+        let token = try TestEnvironment.temporaryDirectory().appendingPathComponent("token")
+        try "s3cret-token\n".write(to: token, atomically: true, encoding: .utf8)
+        chmod(token.path, 0o600)
+        let host = try Self.host(
+            url: receiver.url + "/hook", extra: "    headers: { X-Team: ops }\n    token_file: \(token.path)")
+        let (result, report) = try host.send(
+            ["-l", "error", "-s", "backup", "-r", "nightly", "-g", "ops", "-f", "exit=3", "Backup failed", "exit 3"])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(report.sink("hook")?["status"] as? String == "delivered")
+
+        let request = try #require(try receiver.requests(path: "/hook").first)
+        #expect(request.headers["authorization"] == "Bearer s3cret-token")
+        #expect(request.headers["x-team"] == "ops")
+        #expect(request.headers["content-type"] == "application/json")
+        let body = try #require(request.body as? [String: Any])
+        #expect(body["title"] as? String == "Backup failed")
+        #expect(body["body"] as? String == "exit 3")
+        #expect(body["level"] as? String == "error")
+        #expect(body["source"] as? String == "backup")
+        #expect(body["replace_key"] as? String == "nightly")
+        #expect(body["tags"] as? [String] == ["ops"])
+        #expect(body["fields"] as? [String: String] == ["exit": "3"])
+        #expect(body["host"] as? String == hostName)
+        let time = try #require(body["time"] as? String)
+        #expect(time.hasSuffix("Z") && time.count == 24, "\(time)")
+        let decision = try #require(body["decision"] as? [String: Any])
+        #expect(decision["sink"] as? String == "hook")
+        #expect(decision["intent"] as? String == "show")
+        #expect(decision["count"] as? Int == 1)
+
+        // The same replace key again: the decision says it replaces.
+        #expect(try host.send(["-l", "success", "-r", "nightly", "Backup done"]).result.status == 0)
+        let second = try #require(try receiver.requests(path: "/hook").last?.body as? [String: Any])
+        #expect((second["decision"] as? [String: Any])?["intent"] as? String == "replace")
+    }
+
+    @Test(arguments: [0o644, 0o620])
+    func aTokenFileOthersCanReadOrWriteIsRefused(mode: Int) throws {
+        let token = try TestEnvironment.temporaryDirectory().appendingPathComponent("token")
+        try "s3cret".write(to: token, atomically: true, encoding: .utf8)
+        chmod(token.path, mode_t(mode))
+        let host = try Self.host(url: "http://127.0.0.1:9/hook", extra: "    token_file: \(token.path)")
+        let result = try host.run(["send", "x"])
+        #expect(result.status == 78)
+        #expect(result.standardError.contains("token_file \(token.path): others can read or write it"), "\(result.standardError)")
+        #expect(result.standardError.contains("chmod 600"))
+    }
+
+    @Test func aServerErrorIsRetryableAndAClientErrorIsNot() throws {
+        let receiver = try HTTPReceiver.start(statuses: [503, 404])
+        defer { receiver.stop() }
+        let host = try Self.host(url: receiver.url + "/hook")
+        let (unavailable, first) = try host.send(["One"])
+        #expect(unavailable.status == 1)
+        #expect(first.sink("hook")?["status"] as? String == "failed")
+        #expect(first.sink("hook")?["retryable"] as? Bool == true)
+        #expect(first.error(of: "hook").contains("answered 503: scripted answer"))
+        let (missing, second) = try host.send(["Two"])
+        #expect(missing.status == 1)
+        #expect(second.sink("hook")?["retryable"] as? Bool == false)
+        #expect(second.error(of: "hook").contains("answered 404"))
+        #expect(try host.send(["Three"]).result.status == 0)
+    }
+
+    @Test func aURLThatIsNotHTTPIsAConfigError() throws {
+        let host = try Self.host(url: "ftp://example.org/x")
+        let result = try host.run(["send", "x"])
+        #expect(result.status == 78)
+        #expect(result.standardError.contains("\"ftp://example.org/x\" is not an http:// or https:// URL with a host"), "\(result.standardError)")
+    }
+
+    /// Under `serve`, a 500 is retried with backoff until the receiver answers 200, and
+    /// `status` counts it.
+    @Test func theDaemonRetriesA500ToDelivered() throws {
+        let receiver = try HTTPReceiver.start(statuses: [500])
+        defer { receiver.stop() }
+        let host = try Self.host(url: receiver.url + "/hook")
+        let daemon = try DaemonProcess.start(config: host.config)
+        defer { daemon.stop() }
+        let sent = try ProcessRunner.notifyRoute(["send", "--json", "Deploy finished"], environment: daemon.environment)
+        let report = (try? JSONSerialization.jsonObject(with: Data(sent.standardOutput.utf8)) as? [String: Any]) ?? [:]
+        #expect(report.sink("hook")?["retryable"] as? Bool == true, "\(sent.standardOutput) \(sent.standardError)")
+        let requests = try receiver.wait(path: "/hook", timeout: .seconds(15)) { $0.count >= 2 }
+        #expect(requests.count == 2, "\(daemon.log)")
+        #expect(requests.allSatisfy { ($0.body as? [String: Any])?["title"] as? String == "Deploy finished" })
+
+        let status = try ProcessRunner.notifyRoute(["status", "--json", "--socket", daemon.socketPath])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any])
+        let retries = try #require(object["retries"] as? [String: [String: Int]], "\(status.standardOutput)")
+        #expect(retries["hook"] == ["recovered": 1, "dropped": 0])
+    }
+}
