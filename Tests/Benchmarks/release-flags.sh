@@ -6,4 +6,5 @@ RELEASE_FLAGS=(-c release --static-swift-stdlib --disable-local-rpath
   -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
   -Xswiftc -Xfrontend -Xswiftc -function-sections
   -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker -L"$ROOT/.build-static"
-  -Xlinker --symbol-ordering-file="$ROOT/Tests/Benchmarks/startup.order" -Xlinker --no-warn-symbol-ordering)
+  -Xlinker --symbol-ordering-file="$ROOT/Tests/Benchmarks/startup.order" -Xlinker --no-warn-symbol-ordering
+  -Xlinker --version-script="$ROOT/Tests/Benchmarks/exports.map")
