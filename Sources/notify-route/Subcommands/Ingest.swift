@@ -41,11 +41,16 @@ struct Ingest: AsyncParsableCommand {
     @Flag(name: .long, help: "Exit as soon as the last event is handed over, without waiting for banners to time out or queues to drain (what is dropped is reported).")
     var noWait = false
 
+    @OptionGroup var handOff: HandOffOptions
+
     struct Tally {
         var lines = 0, bad = 0, delivered = 0, suppressed = 0, failed = 0, noSink = 0
     }
 
     func run() async throws {
+        if !handOff.noDaemon, let daemon = try DaemonHandOff.connect(socket: handOff.socket, config: global.config, verbose: global.verbose) {
+            return try await handOff(to: daemon)
+        }
         let (router, _) = try RouterLoader.load(global, sharedState: true)
         let sinks = try SinkSelection.validated(sink, router: router)
         let started = ContinuousClock.now
@@ -85,7 +90,7 @@ struct Ingest: AsyncParsableCommand {
             }
             if json {
                 // The report with the line it came from, so output lines map back to input lines.
-                Console.out("{\"line\":\(number)," + ReportPrinter.json(report).dropFirst())
+                Console.out("{\"line\":\(number)," + ReportPrinter.json(report, via: .local).dropFirst())
             }
             if global.verbose {
                 Console.error("stdin:\(number): " + ReportPrinter.text(report))
@@ -100,7 +105,7 @@ struct Ingest: AsyncParsableCommand {
         throw exitStatus(tally)
     }
 
-    private func bad(_ line: Int, _ message: String, _ tally: inout Tally) {
+    func bad(_ line: Int, _ message: String, _ tally: inout Tally) {
         tally.bad += 1
         Console.error("stdin:\(line): \(message)")
         if json { Console.out(ReportPrinter.json(BadLine(line: line, error: message))) }
@@ -124,7 +129,7 @@ struct Ingest: AsyncParsableCommand {
         for note in report.notes { Console.error("stdin:\(line): \(note)") }
     }
 
-    private func exitStatus(_ tally: Tally) -> ExitCode {
+    func exitStatus(_ tally: Tally) -> ExitCode {
         if tally.bad > 0 { return ExitStatus.badEventData }
         if tally.failed > 0 { return ExitStatus.noneDelivered }
         if tally.noSink > 0 { return ExitStatus.noSinkAvailable }
@@ -137,7 +142,7 @@ struct Ingest: AsyncParsableCommand {
         return "\(hundredths / 100)." + (fraction.count < 2 ? "0" + fraction : fraction)
     }
 
-    private func printStats(_ tally: Tally, elapsed: Duration) {
+    func printStats(_ tally: Tally, elapsed: Duration) {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let rate = seconds > 0 ? Int(Double(tally.lines) / seconds) : tally.lines
         let peak = ResourceUsage.peakResidentKiB().map { "\($0) KiB" } ?? "unknown"
