@@ -63,9 +63,12 @@ struct Serve: AsyncParsableCommand {
         }
 
         var options = RouterDaemon.Options()
+        if case .path(let path) = listener, let directory = try? StateDirectory.resolve(), path == directory + "/socket" {
+            options.ownedDirectory = directory
+        }
         options.drainLimit = .seconds(Int64(max(1, (await host.answerWithinMS) / 1000)))
         let daemon = RouterDaemon(listener: listener, host: host, rendering: .cli, options: options, logger: logger)
-        let reloader = ReloadOnHangup(host: host, logger: logger)
+        let reloader = ReloadOnHangup(host: host, daemon: daemon, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [
                 .init(service: daemon),
@@ -82,6 +85,7 @@ struct Serve: AsyncParsableCommand {
 /// SIGHUP reloads the config, as `notify-route reload` does.
 struct ReloadOnHangup: Service {
     let host: RouterHost
+    let daemon: RouterDaemon
     let logger: Logger
 
     func run() async throws {
@@ -89,6 +93,7 @@ struct ReloadOnHangup: Service {
             do {
                 Systemd.notify("RELOADING=1")
                 let router = try await host.reload()
+                await daemon.applySocketAccess()
                 logger.info("reloaded on SIGHUP", metadata: ["config": "\(router.configuration.origin)"])
             } catch {
                 logger.error("reload on SIGHUP refused; the previous config stays: \(error)")
