@@ -102,4 +102,41 @@ struct DaemonHandOffTests {
             #expect(Set(entries.compactMap { $0["SEQ"] }).count == lines)
         }
     }
+
+    @Test func statusShowsQueuesAndWhatIsHeld() async throws {
+        let directory = try TestEnvironment.temporaryDirectory("daemon-status")
+        let config = directory.appendingPathComponent("config.yaml")
+        try """
+            sinks:
+              journal: { kind: journal, deadline: 500ms, identifier: daemon-status }
+            routes:
+              - name: limited
+                to: [journal]
+                rate: { max: 1, per: 1h }
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess.start(config: config)
+        defer { daemon.stop() }
+        for source in ["backup", "backup", "cron"] {
+            let sent = try await DaemonTests.run(["send", "--source", source, "Nightly"], daemon)
+            #expect(sent.status == 0, "\(sent.standardError)")
+        }
+        let json = try await DaemonTests.run(["status", "--json"], daemon)
+        #expect(json.status == 0, "\(json.standardError)")
+        let status = try DaemonTests.json(json.standardOutput)
+        let held = try #require(status["held"] as? [[String: Any]])
+        #expect(held.count == 1)
+        #expect(held.first?["sink"] as? String == "journal")
+        #expect(held.first?["kind"] as? String == "rate")
+        #expect(held.first?["held"] as? Int == 2)
+        #expect(held.first?["sources"] as? [String: Int] == ["backup": 1, "cron": 1])
+        let queue = try #require((status["queues"] as? [String: Any])?["journal"] as? [String: Any])
+        #expect(queue["depth"] as? Int == 0)
+        #expect(queue["pending"] as? Bool == false)
+
+        let text = try await DaemonTests.run(["status"], daemon)
+        #expect(text.standardOutput.contains("journal: delivered 1,"), "\(text.standardOutput)")
+        #expect(text.standardOutput.contains("; 0 queued now"), "\(text.standardOutput)")
+        #expect(text.standardOutput.contains("held for a summary:\n  journal via route 1 \"limited\": 2 by rate (highest info; backup 1, cron 1)"),
+                "\(text.standardOutput)")
+    }
 }

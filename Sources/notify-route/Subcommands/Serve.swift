@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import Logging
 import NotifyRoute
+import NotifyRouteJournal
 import NotifyRouteService
 import NotifyRouteTerminal
 import ServiceLifecycle
@@ -33,7 +34,16 @@ struct Serve: AsyncParsableCommand {
         let store = RouterLoader.stateStore()
         let host: RouterHost
         do {
-            host = try RouterHost { try RouterLoader.makeRouter(from: RouterLoader.reread(source), store: store, plugins: BuiltinPlugins.daemonRegistry) }
+            host = try RouterHost(
+                load: { try RouterLoader.makeRouter(from: RouterLoader.reread(source), store: store, plugins: BuiltinPlugins.daemonRegistry) },
+                queueDepth: { ($0 as? JournalSink)?.statistics.queued },
+                state: {
+                    switch store {
+                    case let sqlite as SQLiteStateStore: try? sqlite.snapshot()
+                    case let memory as InMemoryStateStore: memory.snapshot
+                    default: nil
+                    }
+                })
         } catch {
             Console.error("\(error)")
             throw ExitStatus.configError
