@@ -91,12 +91,7 @@ struct DaemonHandOffTests {
                 try ProcessRunner.notifyRoute(["ingest", "--json"], environment: environment, input: input)
             }
             // Killed once it has routed some of them, however slow the machine is today.
-            for _ in 0..<400 {
-                let status = try await DaemonTests.run(["status", "--json"], daemon)
-                let counts = (try? DaemonTests.json(status.standardOutput)["sinks"] as? [String: Any])?["journal"] as? [String: Any]
-                if (counts?["delivered"] as? Int ?? 0) >= 100 { break }
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try await DaemonFaultTests.waitUntilDelivered(100, by: daemon)
             daemon.signal(SIGKILL)
             let ingest = try await result
             #expect(ingest.status == 0, "\(ingest.standardError)")

@@ -207,22 +207,9 @@ struct DaemonTests {
             defer { daemon.stop() }
             let run = PrivateJournal.newRunID()
             let clients = 8, perClient = 25
-            let environment = daemon.environment
-            let results = try await withThrowingTaskGroup(of: [ProcessResult].self) { group in
-                for client in 0..<clients {
-                    group.addTask {
-                        try await PrivateJournal.offPool {
-                            try (0..<perClient).map { number in
-                                try ProcessRunner.notifyRoute(
-                                    ["send", "--json", "-f", "\(PrivateJournal.runField)=\(run)", "-f", "SEQ=\(client)-\(number)", "event \(client)-\(number)"],
-                                    environment: environment)
-                            }
-                        }
-                    }
-                }
-                try await Task.sleep(for: .milliseconds(400))
+            let results = try await DaemonFaultTests.sends(clients: clients, each: perClient, environment: daemon.environment, run: run) {
+                try await DaemonFaultTests.waitUntilDelivered(20, by: daemon)
                 daemon.signal(SIGKILL)
-                return try await group.reduce(into: []) { $0 += $1 }
             }
             #expect(results.count == clients * perClient)
             for result in results {

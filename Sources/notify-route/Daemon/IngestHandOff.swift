@@ -14,18 +14,7 @@ extension Ingest {
         var local: LocalRoute?
         var daemonGone = false
         for await item in LineReader(fd: STDIN_FILENO) {
-            let number: Int, bytes: [UInt8]
-            switch item {
-            case .tooLong(let line, let size):
-                tally.lines += 1
-                bad(line, "the line is \(size) bytes long; at most \(LineReader.maximumLineBytes) are read", &tally)
-                continue
-            case .line(let line, let content):
-                (number, bytes) = (line, content)
-            }
-            let text = String(decoding: bytes, as: UTF8.self)
-            guard !text.allSatisfy(\.isWhitespace) else { continue }
-            tally.lines += 1
+            guard let (number, text) = line(item, &tally) else { continue }
             let event: NotificationEvent
             do {
                 event = try NotificationEvent.decode(jsonLine: text)

@@ -62,19 +62,7 @@ struct Ingest: AsyncParsableCommand {
             // After SIGTERM or SIGINT nothing more is read; the signal's own task ends the process.
             guard exit.beginEvent() else { await exit.parkUntilExit() }
             defer { exit.endEvent() }
-            let number: Int, bytes: [UInt8]
-            switch item {
-            case .tooLong(let line, let size):
-                tally.lines += 1
-                bad(line, "the line is \(size) bytes long; at most \(LineReader.maximumLineBytes) are read", &tally)
-                continue
-            case .line(let line, let content):
-                (number, bytes) = (line, content)
-            }
-            // Invalid UTF-8 is repaired (U+FFFD), never fatal.
-            let text = String(decoding: bytes, as: UTF8.self)
-            guard !text.allSatisfy(\.isWhitespace) else { continue }
-            tally.lines += 1
+            guard let (number, text) = line(item, &tally) else { continue }
             let report: DeliveryReport
             do {
                 report = try await router.send(try NotificationEvent.decode(jsonLine: text), only: sinks)
@@ -103,6 +91,24 @@ struct Ingest: AsyncParsableCommand {
         if tally.bad > 0 { Console.error("\(tally.bad) of \(tally.lines) lines were bad") }
         if stats { printStats(tally, elapsed: ContinuousClock.now - started) }
         throw exitStatus(tally)
+    }
+
+    /// The line's number and text, or `nil` for a blank line or one too long (reported).
+    func line(_ item: LineReader.Item, _ tally: inout Tally) -> (Int, String)? {
+        let number: Int, bytes: [UInt8]
+        switch item {
+        case .tooLong(let line, let size):
+            tally.lines += 1
+            bad(line, "the line is \(size) bytes long; at most \(LineReader.maximumLineBytes) are read", &tally)
+            return nil
+        case .line(let line, let content):
+            (number, bytes) = (line, content)
+        }
+        // Invalid UTF-8 is repaired (U+FFFD), never fatal.
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard !text.allSatisfy(\.isWhitespace) else { return nil }
+        tally.lines += 1
+        return (number, text)
     }
 
     func bad(_ line: Int, _ message: String, _ tally: inout Tally) {
