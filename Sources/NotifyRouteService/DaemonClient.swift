@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Glibc
 import NotifyRoute
 
@@ -57,18 +62,19 @@ public final class DaemonClient {
         do throws(Unavailable) {
             try connect()
             try checkPeer()
-            try send(Self.helloLine)
+            try send(DaemonProtocol.encodeLine(DaemonProtocol.Hello()))
             let line = try readLine(until: .now + Self.helloLimit)
-            let hello = try? JSONValue.parse(line)
-            if let error = hello?["error"]?.string {
+            if let refusal = try? JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line)), let error = refusal.error {
                 throw Unavailable(description: "\(path) refused this client: \(error)", isRefusal: true)
             }
-            guard let hello, hello["hello"]?.string == DaemonProtocol.name, hello["version"]?.number == Double(DaemonProtocol.version) else {
+            guard let hello = try? JSONDecoder().decode(DaemonProtocol.Hello.self, from: Data(line)),
+                  hello.hello == DaemonProtocol.name, hello.version == DaemonProtocol.version
+            else {
                 throw Unavailable(description: "\(path) answered the greeting with \(String(decoding: line.prefix(200), as: UTF8.self))")
             }
-            daemonPID = hello["pid"]?.number.map { Int32($0) }
-            daemonConfig = hello["config"]?.string
-            if let limit = hello["answer_within_ms"]?.number { answerLimit = .milliseconds(Int64(limit)) + Self.helloLimit }
+            daemonPID = hello.pid
+            daemonConfig = hello.config
+            if let limit = hello.answerWithinMS { answerLimit = .milliseconds(limit) + Self.helloLimit }
         } catch {
             close(fd)
             throw error
@@ -77,8 +83,6 @@ public final class DaemonClient {
 
     deinit { close(fd) }
 
-    private static let helloLine = JSONValue.object(["hello": .string(DaemonProtocol.name), "version": .number(Double(DaemonProtocol.version))]).line
-
     /// Sends one request and reads its answer. A daemon that hangs up or does not answer
     /// within its own limit throws ``Unavailable``: whether the event was routed is then
     /// unknown, and the caller routes it locally (dedup makes a repeat a duplicate).
@@ -86,12 +90,12 @@ public final class DaemonClient {
         var request = DaemonProtocol.Request(kind: kind, id: nextID)
         nextID += 1
         build(&request)
-        try send(request.jsonValue.line)
+        try send(DaemonProtocol.encodeLine(request.jsonValue))
         let line = try readLine(until: limit.map { ContinuousClock.now + $0 } ?? ContinuousClock.now + .seconds(365 * 86_400))
-        guard let value = try? JSONValue.parse(line), case .object = value else {
+        guard let answer = try? JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line)) else {
             throw Unavailable(description: "\(path) answered with \(String(decoding: line.prefix(200), as: UTF8.self))")
         }
-        return DaemonProtocol.Answer(value)
+        return answer
     }
 
     /// The limit for a request that routes an event: what the daemon said its sinks may take.

@@ -142,19 +142,6 @@ public enum DaemonProtocol {
 
         public init(id: Int? = nil) { self.id = id }
 
-        /// An answer line as parsed by ``JSONValue/parse(_:)``; what is missing or of
-        /// another type is left unset.
-        public init(_ value: JSONValue) {
-            id = value["id"]?.number.map { Int($0) }
-            exit = value["exit"]?.number.map { Int32($0) }
-            report = value["report"]
-            text = value["text"]?.string
-            if case .array(let lines)? = value["problems"] { problems = lines.compactMap(\.string) }
-            interaction = value["interaction"]?.string
-            error = value["error"]?.string
-            status = value["status"]
-        }
-
         public static func failure(_ message: String, exit: Int32, id: Int? = nil) -> Answer {
             var answer = Answer(id: id)
             answer.error = message

@@ -3,7 +3,7 @@
 /// A parser of our own rather than Foundation's: it says *where* and *what* went
 /// wrong ("column 17: expected \",\" or \"}\""), keeps object keys in order with
 /// duplicates detectable, and costs one pass over the bytes.
-public enum JSONLine: Sendable {
+enum JSONLine: Sendable {
     case null
     case bool(Bool)
     /// The number as written; the event schema has no numeric keys, but field values may be numbers.
@@ -24,14 +24,14 @@ public enum JSONLine: Sendable {
         }
     }
 
-    public struct SyntaxError: Error, Sendable {
-        public var message: String
+    struct SyntaxError: Error, Sendable {
+        var message: String
         /// 1-based, in Unicode scalars of the line.
-        public var column: Int
+        var column: Int
     }
 
     /// Parses exactly one JSON value, with only whitespace around it.
-    public static func parse(_ text: String) throws(SyntaxError) -> JSONLine {
+    static func parse(_ text: String) throws(SyntaxError) -> JSONLine {
         var parser = Parser(bytes: Array(text.utf8))
         do throws(Parser.Failure) {
             parser.skipWhitespace()
