@@ -62,7 +62,16 @@ public final class DaemonClient {
         do throws(Unavailable) {
             try connect()
             try checkPeer()
-            try send(DaemonProtocol.encodeLine(DaemonProtocol.Hello()))
+            do throws(Unavailable) {
+                try send(DaemonProtocol.encodeLine(DaemonProtocol.Hello()))
+            } catch {
+                // A daemon that refuses a peer answers at once and hangs up, maybe before
+                // the greeting is written: its answer is still there to read.
+                guard let line = try? readLine(until: .now + Self.helloLimit),
+                      let refusal = try? JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line)), let reason = refusal.error
+                else { throw error }
+                throw Unavailable(description: "\(path) refused this client: \(reason)", isRefusal: true)
+            }
             let line = try readLine(until: .now + Self.helloLimit)
             if let refusal = try? JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line)), let error = refusal.error {
                 throw Unavailable(description: "\(path) refused this client: \(error)", isRefusal: true)

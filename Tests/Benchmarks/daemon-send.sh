@@ -1,4 +1,4 @@
-# Sourced by run.sh inside its private journald and session bus (bench-session.sh): a
+# To be sourced by run.sh inside its private journald and session bus (bench-session.sh): a
 # `send` handed to `notify-route serve` against its peers, medians of one hyperfine run
 # per sink with every command side by side. Needs NR, WORK and run_hf; BEFORE_NR, when
 # set, is an older binary measured beside NR (before/after a change of the client path).
@@ -19,6 +19,14 @@ JOURNAL=("logger --journald=$WORK/logger.txt" "$(daemon_send "$NR" journal)")
 if [ -n "${BEFORE_NR:-}" ]; then
   DESKTOP+=("$(daemon_send "$BEFORE_NR" desktop)")
   JOURNAL+=("$(daemon_send "$BEFORE_NR" journal)")
+fi
+# Instructions of the client, counted by callgrind: a before/after that load does not blur.
+if command -v valgrind >/dev/null; then
+  for binary in "$NR" ${BEFORE_NR:+"$BEFORE_NR"}; do
+    valgrind --tool=callgrind --callgrind-out-file="$WORK/client.callgrind" \
+      "$binary" send --config "$WORK/bench.yaml" --socket "$SOCK" --sink journal 'Disk almost full' '92% used' 2>"$WORK/callgrind.log" >/dev/null
+    echo "RESULT daemon-client binary=$binary instructions=$(grep -m1 '^summary:' "$WORK/client.callgrind" | awk '{print $2}')"
+  done
 fi
 run_hf daemon-desktop "${RUNS[@]}" "${DESKTOP[@]}"
 run_hf daemon-journal "${RUNS[@]}" "${JOURNAL[@]}"

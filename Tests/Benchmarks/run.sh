@@ -95,8 +95,8 @@ run_hf desktop "${RUNS[@]}" \
 run_hf journal "${RUNS[@]}" \
   "logger --journald=$WORK/logger.txt" \
   "$NR send --config $WORK/bench.yaml --sink journal 'Disk almost full' '92% used'"
-# The same sends handed to `notify-route serve` (BEFORE_NR: an older binary beside it).
-source Tests/Benchmarks/daemon-send.sh | tee "$WORK/daemon-results.txt"
+# The same sends handed to `notify-route serve`: Tests/Benchmarks/daemon-send.sh, not run
+# here yet (one run of it did not finish within 10 minutes under load 30; see README.md).
 run_hf start "${RUNS[@]}" "$NR --version" "true"
 # Where the journal send's time goes: each row adds one stage to the one before.
 run_hf breakdown "${RUNS[@]}" \
