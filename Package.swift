@@ -167,7 +167,7 @@ let package = Package(
             dependencies: ["NotifyRouteNetwork", "NotifyRouteService", "notify-route", "NotifyRouteTestSupport"]
         ),
         .testTarget(name: "NotifyRouteLoggingTests", dependencies: ["NotifyRouteLogging", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
-        .testTarget(name: "NotifyRouteServiceTests", dependencies: ["NotifyRouteService", "NotifyRouteTestSupport"]),
+        .testTarget(name: "NotifyRouteServiceTests", dependencies: ["NotifyRouteService", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
         .testTarget(
             name: "NotifyRouteCLITests",
             dependencies: ["notify-route", "NotifyRouteTestSupport"],

@@ -15,6 +15,7 @@ public final class DaemonClient {
     public static let helloLimit: Duration = .milliseconds(100)
 
     public let path: String
+    private let acceptingAnyOwner: Bool
     private let fd: Int32
     private var buffer: [UInt8] = []
     private var nextID = 1
@@ -29,6 +30,8 @@ public final class DaemonClient {
         public var description: String
         /// Nothing listens (no socket, or nobody behind it): the usual case without a daemon.
         public var isAbsent = false
+        /// The daemon answered, and refuses this client (its uid is not allowed).
+        public var isRefusal = false
     }
 
     /// The socket path: `explicit` (`--socket`), else `NOTIFY_ROUTE_SOCKET`, else `socket`
@@ -39,17 +42,40 @@ public final class DaemonClient {
         return try StateDirectory.resolve() + "/socket"
     }
 
+    /// Whether the socket was named (`--socket`, `NOTIFY_ROUTE_SOCKET`) rather than found
+    /// in this user's own state directory.
+    public static func socketIsNamed(explicit: String?) -> Bool {
+        !(explicit ?? "").isEmpty || !(ProcessEnvironment.value("NOTIFY_ROUTE_SOCKET") ?? "").isEmpty
+    }
+
     /// Connects and greets; throws ``Unavailable`` at once when nothing listens, and
     /// within ``helloLimit`` when something listens but does not answer.
-    public init(path: String) throws(Unavailable) {
+    ///
+    /// `acceptingAnyOwner`: hand events to a daemon of another user (a socket the caller
+    /// named, of a daemon whose `serve.allow` lets this user in); otherwise only a daemon
+    /// of this user or root is used.
+    public init(path: String, acceptingAnyOwner: Bool = false) throws(Unavailable) {
         self.path = path
+        self.acceptingAnyOwner = acceptingAnyOwner
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw Unavailable(description: "socket: \(String(cString: strerror(errno)))") }
         do throws(Unavailable) {
             try connect()
             try checkPeer()
-            try send(DaemonProtocol.encodeLine(DaemonProtocol.Hello()))
+            do throws(Unavailable) {
+                try send(DaemonProtocol.encodeLine(DaemonProtocol.Hello()))
+            } catch {
+                // A daemon that refuses a peer answers at once and hangs up, maybe before
+                // the greeting is written: its answer is still there to read.
+                guard let line = try? readLine(until: .now + Self.helloLimit),
+                      let refusal = try? JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line)), let reason = refusal.error
+                else { throw error }
+                throw Unavailable(description: "\(path) refused this client: \(reason)", isRefusal: true)
+            }
             let line = try readLine(until: .now + Self.helloLimit)
+            if let refusal = try? JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line)), let error = refusal.error {
+                throw Unavailable(description: "\(path) refused this client: \(error)", isRefusal: true)
+            }
             guard let hello = try? JSONDecoder().decode(DaemonProtocol.Hello.self, from: Data(line)),
                   hello.hello == DaemonProtocol.name, hello.version == DaemonProtocol.version
             else {
@@ -100,6 +126,12 @@ public final class DaemonClient {
         if result != 0 {
             // EAGAIN: the listen backlog is full, a daemon too busy or hung to accept.
             let absent = errno == ENOENT || errno == ECONNREFUSED || errno == ENOTDIR
+            if errno == EACCES {
+                // The socket's mode keeps out whom the daemon's serve.allow does not name.
+                throw Unavailable(
+                    description: "\(path): permission denied (the daemon admits its own user only, unless serve.allow in its config names others)",
+                    isRefusal: true)
+            }
             throw Unavailable(description: "\(path): \(String(cString: strerror(errno)))", isAbsent: absent)
         }
     }
@@ -112,7 +144,7 @@ public final class DaemonClient {
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) == 0 else {
             throw Unavailable(description: "\(path): cannot read the daemon's credentials: \(String(cString: strerror(errno)))")
         }
-        guard peer.uid == getuid() || peer.uid == 0 else {
+        guard peer.uid == getuid() || peer.uid == 0 || acceptingAnyOwner else {
             throw Unavailable(description: "\(path) is served by uid \(peer.uid), not by you (uid \(getuid())); not handing it events")
         }
     }

@@ -46,4 +46,8 @@ public enum JSONValue: Codable, Hashable, Sendable {
     public var string: String? {
         if case .string(let text) = self { text } else { nil }
     }
+
+    public var number: Double? {
+        if case .number(let value) = self { value } else { nil }
+    }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import NotifyRoute
 
 /// Who is on the other end of a connection, from the kernel (`SO_PEERCRED`), not from
 /// anything the client says.
@@ -50,10 +51,41 @@ public struct PeerPolicy: Hashable, Sendable {
             + (uids.isEmpty && groups.isEmpty ? "; serve.allow in the config names others)" : " and serve.allow)")
     }
 
+    /// The owner, and whom the config's `serve.allow` names.
+    public init(owner: UInt32 = getuid(), allowing settings: ServeSettings) {
+        self.init(owner: owner, uids: Set(settings.allowedUIDs), groups: Set(settings.allowedGroups))
+        firstGroup = settings.allowedGroups.first
+    }
+
+    /// The group the socket is given when only groups are allowed (the first one named).
+    var firstGroup: UInt32?
+
+    /// Whether anyone but the owner may connect.
+    public var allowsOthers: Bool { !uids.isEmpty || !groups.isEmpty }
+
     /// The socket's mode: others must be able to connect before the peer check can let them in.
     var socketMode: mode_t {
         if !uids.isEmpty { return 0o666 }
         if !groups.isEmpty { return 0o660 }
         return 0o600
+    }
+
+    /// Gives the socket at `path` the mode (and group) this policy needs, and its directory
+    /// `directoryMode` when the daemon owns it (its state directory): 0711 lets others
+    /// reach the socket without listing the directory. What could not be done is returned,
+    /// for the log; the per-connection check is the gate either way.
+    public func applyAccess(toSocket path: String, directory: String?) -> [String] {
+        var problems: [String] = []
+        var mode = socketMode
+        if mode == 0o660, let group = firstGroup, chown(path, uid_t.max, group) != 0 {
+            // The daemon's user is not in that group: only a world-connectable socket lets its members in.
+            problems.append("cannot give \(path) to group \(group) (\(String(cString: strerror(errno)))); it is 0666 instead")
+            mode = 0o666
+        }
+        if chmod(path, mode) != 0 { problems.append("chmod \(path): \(String(cString: strerror(errno)))") }
+        if let directory, chmod(directory, allowsOthers ? 0o711 : 0o700) != 0 {
+            problems.append("chmod \(directory): \(String(cString: strerror(errno)))")
+        }
+        return problems
     }
 }

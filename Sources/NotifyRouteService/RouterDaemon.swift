@@ -44,7 +44,12 @@ public struct RouterDaemon: Service {
     }
 
     public struct Options: Sendable {
+        /// Who is served besides the config's `serve.allow`, which is added to it (and
+        /// read again on reload).
         public var peers = PeerPolicy()
+        /// The socket's directory when the daemon owns it (its state directory): its mode
+        /// follows who is allowed, as the socket's does.
+        public var ownedDirectory: String?
         /// How long sinks may take to finish what they hold once shutdown begins.
         public var drainLimit: Duration = .seconds(5)
         /// Called once the socket listens (after `READY=1` went to systemd).
@@ -95,7 +100,7 @@ public struct RouterDaemon: Service {
         switch listener {
         case .path(let path):
             server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true, childChannelInitializer: initializer)
-            chmod(path, options.peers.socketMode)
+            await applySocketAccess()
         case .inherited(let fd):
             server = try await bootstrap.bind(fd, childChannelInitializer: initializer)
         }
@@ -121,6 +126,25 @@ public struct RouterDaemon: Service {
         if case .path(let path) = listener { unlink(path) }
     }
 
+    /// ``Options/peers`` with the current config's `serve.allow`.
+    func peerPolicy() async -> PeerPolicy {
+        var policy = options.peers
+        let serve = await host.router.configuration.serve
+        policy.uids.formUnion(serve.allowedUIDs)
+        policy.groups.formUnion(serve.allowedGroups)
+        policy.firstGroup = policy.firstGroup ?? serve.allowedGroups.first
+        return policy
+    }
+
+    /// Gives the socket (and its owned directory) the modes who is allowed needs; after a
+    /// reload too. An inherited socket's mode is systemd's (`SocketMode=`).
+    public func applySocketAccess() async {
+        guard case .path(let path) = listener else { return }
+        for problem in await peerPolicy().applyAccess(toSocket: path, directory: options.ownedDirectory) {
+            logger.warning("\(problem)")
+        }
+    }
+
     private var listenerDescription: String {
         switch listener {
         case .path(let path): path
@@ -131,9 +155,10 @@ public struct RouterDaemon: Service {
     private func serve(_ connection: Connection, peer: PeerCredentials?, connections: ConnectionRegistry) async {
         do {
             try await connection.executeThenClose { inbound, outbound in
-                if let refusal = peer.map(options.peers.refusal(for:)) ?? "the peer's credentials could not be read" {
+                let policy = await peerPolicy()
+                if let refusal = peer.map(policy.refusal(for:)) ?? "the peer's credentials could not be read" {
                     logger.warning("refused a connection", metadata: ["pid": "\(peer?.pid ?? 0)", "uid": "\(peer.map { String($0.uid) } ?? "?")", "reason": "\(refusal)"])
-                    try await outbound.write(ByteBuffer(bytes: DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(refusal, exit: 77))))
+                    try await outbound.write(ByteBuffer(bytes: DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(refusal, exit: 69))))
                     return
                 }
                 var session = Session()
@@ -227,6 +252,7 @@ public struct RouterDaemon: Service {
             do {
                 Systemd.notify("RELOADING=1")
                 let router = try await host.reload()
+                await applySocketAccess()
                 Systemd.notify("READY=1")
                 logger.info("reloaded", metadata: ["config": "\(router.configuration.origin)"])
                 answer.status = .object(["config": .string(router.configuration.origin)])

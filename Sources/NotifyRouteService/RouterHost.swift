@@ -28,9 +28,21 @@ public actor RouterHost {
         public var delivered = 0, replaced = 0, queued = 0, suppressed = 0, failed = 0, unavailable = 0
     }
 
-    public init(load: @escaping Loader, retryPolicy: RetryQueue.Policy = RetryQueue.Policy()) throws {
+    /// How many records a sink has queued now (a journal sink waiting for journald), or
+    /// `nil` for a sink without a queue.
+    public typealias QueueProbe = @Sendable (any NotificationSink) -> Int?
+    /// What the state store holds now, for the held events `status` shows.
+    public typealias StateProbe = @Sendable () -> RouterState?
+
+    private let queueDepth: QueueProbe
+    private let stateProbe: StateProbe
+
+    public init(load: @escaping Loader, retryPolicy: RetryQueue.Policy = RetryQueue.Policy(),
+                queueDepth: @escaping QueueProbe = { _ in nil }, state: @escaping StateProbe = { nil }) throws {
         self.load = load
         self.retries = RetryQueue(policy: retryPolicy)
+        self.queueDepth = queueDepth
+        self.stateProbe = state
         self.router = try load()
         self.loadedAt = Date()
     }
@@ -92,11 +104,42 @@ public actor RouterHost {
         public var sinks: [String: SinkCounts]
         /// Per network sink: failed deliveries retried to success, and dropped.
         public var retries: [String: RetryQueue.Counts]
+        /// Per sink: records queued now (`nil`: the sink has no queue), and whether it still
+        /// has work to finish (a banner, a queue, a plugin process).
+        public var queues: [String: Queue]
+        /// What rate limits and quiet hours hold for a summary, per route and sink.
+        public var held: [Held]
 
         enum CodingKeys: String, CodingKey {
-            case pid, config, reloads, sinks, retries
+            case pid, config, reloads, sinks, retries, queues, held
             case loadedAt = "loaded_at", uptimeSeconds = "uptime_seconds", inFlight = "in_flight"
         }
+    }
+
+    public struct Queue: Codable, Hashable, Sendable {
+        public var depth: Int?
+        public var pending: Bool
+    }
+
+    public struct Held: Codable, Hashable, Sendable {
+        /// `rate` or `quiet`.
+        public var kind: String
+        public var route: String
+        public var sink: String
+        public var held: Int
+        public var highest: String
+        /// Held events by source.
+        public var sources: [String: Int]
+    }
+
+    private func heldRecords() -> [Held] {
+        guard let state = stateProbe() else { return [] }
+        let records = state.rates.map { ("rate", $0.key, $0.value) } + state.quiet.map { ("quiet", $0.key, $0.value) }
+        return records.filter { $0.2.held > 0 }.map { kind, key, record in
+            let parts = key.split(separator: "\u{1E}", maxSplits: 1, omittingEmptySubsequences: false)
+            return Held(kind: kind, route: String(parts.first ?? ""), sink: parts.count > 1 ? String(parts[1]) : "",
+                        held: record.held, highest: record.highest.rawValue, sources: record.sources)
+        }.sorted { ($0.route, $0.sink, $0.kind) < ($1.route, $1.sink, $1.kind) }
     }
 
     public func status(pid: Int32) async -> Status {
@@ -106,6 +149,10 @@ public actor RouterHost {
         return Status(
             pid: pid, config: router.configuration.origin, loadedAt: loadedAt.formatted(.iso8601),
             uptimeSeconds: ((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18) * 1000).rounded() / 1000,
-            reloads: reloads, inFlight: inFlight, sinks: sinks, retries: await retries.counts)
+            reloads: reloads, inFlight: inFlight, sinks: sinks, retries: await retries.counts,
+            queues: Dictionary(uniqueKeysWithValues: router.configuration.sinks.compactMap { declaration in
+                router.sink(named: declaration.name).map { (declaration.name, Queue(depth: queueDepth($0), pending: $0.hasPendingWork)) }
+            }),
+            held: heldRecords())
     }
 }

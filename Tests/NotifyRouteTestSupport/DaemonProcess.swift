@@ -31,12 +31,14 @@ public final class DaemonProcess {
 
     /// Starts `command` (the CLI's arguments after the binary, `serve` by default) and
     /// waits until the socket accepts connections.
+    ///
+    /// - Parameter socket: the socket of an earlier daemon, to restart on it (default: one of its own).
     public static func start(
         config: URL?, arguments extra: [String] = [], environment: [String: String] = [:], launcher: [String] = [],
-        waitForSocket: Bool = true
+        waitForSocket: Bool = true, socket: String? = nil
     ) throws -> DaemonProcess {
         let directory = try TestEnvironment.temporaryDirectory("notify-route-daemon")
-        let socketPath = directory.appendingPathComponent("socket").path
+        let socketPath = socket ?? directory.appendingPathComponent("socket").path
         var arguments = ["serve", "--socket", socketPath]
         if let config { arguments += ["--config", config.path] }
         arguments += extra

@@ -104,6 +104,8 @@ import Testing
         add(.top, root)
         add(.defaults, child(root, "defaults"))
         add(.state, child(root, "state"))
+        add(.serve, child(root, "serve"))
+        add(.serveAllow, child(child(root, "serve"), "allow"))
         for level in Level.allCases { add(.level, child(child(root, "levels"), level.rawValue)) }
         if case .mapping(let sinks)? = child(root, "sinks")?.value {
             for sink in sinks { add(.sink, ConfigNode(.mapping(sink.value.entriesOfSchema(.sink)))) }
@@ -222,12 +224,15 @@ import Testing
         other = left
         other.levels[.debug] = LevelOverrides(tint: .red)
         #expect(other != left)
+        other = left
+        other.serve.allowedUIDs = [65534]
+        #expect(other != left)
     }
 
     /// `==` compares every stored property but `origin`: a new one must be added to it.
     @Test func equalityKnowsEveryStoredProperty() {
         let labels = Mirror(reflecting: RouterConfiguration()).children.compactMap(\.label)
-        #expect(labels == ["origin", "defaults", "levels", "sinks", "rules", "routes", "fallback", "state", "inhibitRules"])
+        #expect(labels == ["origin", "defaults", "levels", "sinks", "rules", "routes", "fallback", "state", "inhibitRules", "serve"])
     }
 
     @Test func everyKeyIsDescribedAndHasAValidExample() throws {

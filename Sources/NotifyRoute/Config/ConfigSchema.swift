@@ -22,6 +22,8 @@ public struct ConfigSection: Hashable, Sendable, CustomStringConvertible {
     public static let match = ConfigSection("match")
     public static let inhibit = ConfigSection("inhibit[]")
     public static let state = ConfigSection("state")
+    public static let serve = ConfigSection("serve")
+    public static let serveAllow = ConfigSection("serve.allow")
 
     /// The options of a sink of one plugin kind, besides the generic ``sink`` keys.
     public static func sinkOptions(kind: String) -> ConfigSection { ConfigSection("sinks.NAME (kind: \(kind))") }
@@ -145,11 +147,11 @@ public struct ConfigKey: Hashable, Sendable {
 /// Sink plugins declare their own options in ``SinkPlugin/options``.
 public enum ConfigSchema {
     public static let keys: [ConfigKey] = top + defaults + level + sink + rule + ruleSet + match + route + routeSet
-        + dedup + rate + quiet + inhibit + state
+        + dedup + rate + quiet + inhibit + state + serve
 
     /// The sections in the order the key reference lists them.
     public static let sections: [ConfigSection] = [
-        .top, .defaults, .level, .sink, .rule, .ruleSet, .match, .route, .routeSet, .dedup, .rate, .quiet, .inhibit, .state,
+        .top, .defaults, .level, .sink, .rule, .ruleSet, .match, .route, .routeSet, .dedup, .rate, .quiet, .inhibit, .state, .serve, .serveAllow,
     ]
 
     public static func keys(in section: ConfigSection) -> [ConfigKey] {
@@ -173,6 +175,8 @@ public enum ConfigSchema {
                   "routes, tried in order: the first match delivers and stops unless it says `continue`"),
         ConfigKey(.top, "fallback", .sinkNames, default: .value("[]"), example: "[tty]", "the sinks for events no route matched"),
         ConfigKey(.top, "state", .mapping(.state), default: .derived("each key's own"), example: "{ max_entries: 500 }", "bounds of what is remembered between calls"),
+        ConfigKey(.top, "serve", .mapping(.serve), default: .derived("each key's own"), example: "{ allow: { groups: [adm] } }",
+                  "what `notify-route serve` allows besides routing"),
         ConfigKey(.top, "inhibit", .list(.inhibit), default: .value("[]"), example: "[{ source: { level: critical }, target: {} }]",
                   "inhibition rules: while a source event is active, matching target events are suppressed"),
     ]
@@ -306,6 +310,15 @@ public enum ConfigSchema {
     private static let state: [ConfigKey] = [
         ConfigKey(.state, "max_entries", .int(1...10_000_000), default: .value(String(StateSettings.defaultMaxEntries)),
                   example: "500", "how many dedup windows and replace handles are remembered; the oldest are forgotten past it"),
+    ]
+
+    private static let serve: [ConfigKey] = [
+        ConfigKey(.serve, "allow", .mapping(.serveAllow), default: .derived("each key's own"), example: "{ uids: [0] }",
+                  "who besides the daemon's own user may hand it events (checked per connection with SO_PEERCRED)"),
+        ConfigKey(.serveAllow, "uids", .other("list of user names or numeric uids"), default: .value("[]"), example: "[root, 65534]",
+                  "users who may connect; the socket becomes 0666 (the uid check still applies)"),
+        ConfigKey(.serveAllow, "groups", .other("list of group names or numeric gids"), default: .value("[]"), example: "[adm]",
+                  "members of these groups (primary or supplementary) may connect; the socket becomes 0660, owned by the first group"),
     ]
 }
 

@@ -42,7 +42,7 @@ extension RouterConfiguration: Equatable {
         // Every stored property but `origin`: a new one must be added here.
         return lhs.defaults == rhs.defaults && lhs.levels == rhs.levels && lhs.sinks == rhs.sinks && lhs.rules == rhs.rules
             && lhs.routes == rhs.routes && lhs.fallback == rhs.fallback && lhs.state == rhs.state
-            && lhs.inhibitRules == rhs.inhibitRules
+            && lhs.inhibitRules == rhs.inhibitRules && lhs.serve == rhs.serve
     }
 }
 

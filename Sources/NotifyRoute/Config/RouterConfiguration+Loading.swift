@@ -75,6 +75,15 @@ extension RouterConfiguration {
             if let max = try map.int("max_entries") { config.state.maxEntries = max }
         }
 
+        if let node = top["serve"] {
+            let serve = try ConfigMapping(node, context: "serve", section: .serve)
+            if let allowNode = serve["allow"] {
+                let allow = try ConfigMapping(allowNode, context: "serve.allow", section: .serveAllow)
+                if let node = allow["uids"] { config.serve.allowedUIDs = try AccountNames.ids(node, "serve.allow.uids", user: true) }
+                if let node = allow["groups"] { config.serve.allowedGroups = try AccountNames.ids(node, "serve.allow.groups", user: false) }
+            }
+        }
+
         if config.routes.isEmpty && config.fallback.isEmpty && !config.sinks.isEmpty {
             throw ConfigError(
                 "the config declares sinks but no routes and no fallback, so nothing would ever be sent; add `fallback: [\(sinkNames.first!)]`",

@@ -16,6 +16,12 @@ extension RouterConfiguration {
             case "fallback": .names(config.fallback)
             case "state": .section(.state) { $0 == "max_entries" ? .key(String(config.state.maxEntries)) : nil }
             case "inhibit": .sequence(config.inhibitRules.map(\.yamlOutput), flow: config.inhibitRules.isEmpty)
+            case "serve": .section(.serve) { _ in
+                .section(.serveAllow) { key in
+                    let ids = key == "uids" ? config.serve.allowedUIDs : config.serve.allowedGroups
+                    return .sequence(ids.map { .key(String($0)) }, flow: true)
+                }
+            }
             default: nil
             }
         })

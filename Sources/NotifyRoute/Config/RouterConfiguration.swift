@@ -23,6 +23,8 @@ public struct RouterConfiguration: Sendable {
     public var state: StateSettings
     /// Inhibition rules, applied to every route.
     public var inhibitRules: [InhibitRule] = []
+    /// `serve:`: what the daemon allows; routing ignores it.
+    public var serve = ServeSettings()
 
     public init(
         origin: String = "<code>", defaults: EventDefaults = EventDefaults(), levels: [Level: LevelOverrides] = [:],
@@ -233,6 +235,19 @@ public struct StateSettings: Hashable, Sendable {
 
     public init(maxEntries: Int = defaultMaxEntries) {
         self.maxEntries = maxEntries
+    }
+}
+
+/// `serve:`: who besides its own user may hand events to `notify-route serve`.
+public struct ServeSettings: Hashable, Sendable {
+    /// Other users allowed to connect, by uid (names are resolved when the config loads).
+    public var allowedUIDs: [UInt32]
+    /// Groups whose members (primary or supplementary) may connect, by gid.
+    public var allowedGroups: [UInt32]
+
+    public init(allowedUIDs: [UInt32] = [], allowedGroups: [UInt32] = []) {
+        self.allowedUIDs = allowedUIDs
+        self.allowedGroups = allowedGroups
     }
 }
 

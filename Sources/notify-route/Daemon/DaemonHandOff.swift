@@ -21,14 +21,20 @@ struct DaemonHandOff {
     /// The daemon, or `nil` to route locally: none listens, it does not answer its
     /// greeting within ``DaemonClient/helloLimit``, or `--config` names another config
     /// than the daemon's (the event must go through the config asked for).
-    static func connect(socket: String?, config: String?, verbose: Bool) -> DaemonHandOff? {
+    /// A daemon that refuses this client (`serve.allow` does not name its user) is an error,
+    /// exit 69: the socket was the way the events were meant to go.
+    static func connect(socket: String?, config: String?, verbose: Bool) throws -> DaemonHandOff? {
         do {
-            let client = try DaemonClient(path: try DaemonClient.socketPath(explicit: socket))
+            let client = try DaemonClient(
+                path: try DaemonClient.socketPath(explicit: socket), acceptingAnyOwner: DaemonClient.socketIsNamed(explicit: socket))
             if let config, !sameFile(config, client.daemonConfig) {
                 if verbose { Console.error("daemon: it routes with \(client.daemonConfig ?? "?"), not \(config); routing here") }
                 return nil
             }
             return DaemonHandOff(client: client, verbose: verbose)
+        } catch let error as DaemonClient.Unavailable where error.isRefusal {
+            Console.error("daemon: \(error.description); nothing was sent (--no-daemon routes in this process)")
+            throw ExitStatus.noSinkAvailable
         } catch let error as DaemonClient.Unavailable {
             // A daemon that is there but does not answer is worth a line; no daemon is the
             // usual case, and `--json`'s "via" says where the event was routed.
@@ -84,6 +90,51 @@ struct DaemonHandOff {
             waitForInteraction(of: id)
         }
         return ExitCode(answer.exit ?? ExitStatus.noneDelivered.rawValue)
+    }
+
+    /// What became of one event of `run` or `ingest` handed to the daemon.
+    enum Routed {
+        /// The daemon's answer: its report, text, problems and exit code.
+        case answered(DaemonProtocol.Answer)
+        /// Only a terminal sink, which only this process can draw, could have shown it:
+        /// route this one event here.
+        case routeHere
+        /// The daemon went away (said why on stderr): route this event and the rest here.
+        case gone
+    }
+
+    /// Hands one event to the daemon, for commands that route many (`ingest`) or route
+    /// long after they started (`run`).
+    func route(_ event: NotificationEvent, sinks: [String]) -> Routed {
+        do {
+            let answer = try client.request({
+                $0.event = event.jsonValue
+                $0.sinks = sinks.isEmpty ? nil : sinks
+            }, kind: .send, within: client.routingLimit)
+            return Self.terminalCouldDeliver(answer) ? .routeHere : .answered(answer)
+        } catch {
+            Console.error("daemon: \(error.description); routing here")
+            return .gone
+        }
+    }
+
+    /// `--sink` names checked by the daemon against its config before any event goes,
+    /// as a local run checks them before it starts: the same message, exit 64.
+    /// `nil` when they are all known, or the daemon went away (the local check then runs).
+    func validate(sinks: [String]) -> ExitCode? {
+        guard !sinks.isEmpty else { return nil }
+        do {
+            let answer = try client.request({
+                $0.event = .object(["title": .string("sink check")])
+                $0.sinks = sinks
+                $0.dryRun = true
+            }, kind: .send, within: client.routingLimit)
+            guard let error = answer.error else { return nil }
+            Console.error(error)
+            return ExitCode(answer.exit ?? ExitStatus.usage.rawValue)
+        } catch {
+            return nil
+        }
     }
 
     /// Closes through the daemon; `nil` when it went away (the caller closes locally).

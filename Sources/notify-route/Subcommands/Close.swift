@@ -17,7 +17,7 @@ struct Close: AsyncParsableCommand {
     @OptionGroup var handOff: HandOffOptions
 
     func run() async throws {
-        if !handOff.noDaemon, let daemon = DaemonHandOff.connect(socket: handOff.socket, config: global.config, verbose: global.verbose),
+        if !handOff.noDaemon, let daemon = try DaemonHandOff.connect(socket: handOff.socket, config: global.config, verbose: global.verbose),
            let status = daemon.close(replaceKey: replaceKey, json: json) {
             throw status
         }

@@ -57,11 +57,16 @@ struct Ingest: AsyncParsableCommand {
     @Flag(name: .long, help: "Exit as soon as the last event is handed over, without waiting for banners to time out or queues to drain (what is dropped is reported).")
     var noWait = false
 
+    @OptionGroup var handOff: HandOffOptions
+
     struct Tally {
         var lines = 0, bad = 0, delivered = 0, suppressed = 0, failed = 0, noSink = 0
     }
 
     func run() async throws {
+        if !handOff.noDaemon, let daemon = try DaemonHandOff.connect(socket: handOff.socket, config: global.config, verbose: global.verbose) {
+            return try await handOff(to: daemon)
+        }
         let (router, _) = try RouterLoader.load(global, sharedState: true)
         let sinks = try SinkSelection.validated(sink, router: router)
         let started = ContinuousClock.now
@@ -92,19 +97,14 @@ struct Ingest: AsyncParsableCommand {
                        tally: inout Tally) async {
         var output = Output()
         defer { output.publish(to: batch) }
-        let number: Int, bytes: [UInt8]
-        switch item {
-        case .tooLong(let line, let size):
-            tally.lines += 1
-            bad(line, "the line is \(size) bytes long; at most \(LineReader.maximumLineBytes) are read", &tally, &output)
+        let number: Int, text: String
+        switch line(item, &tally) {
+        case .blank: return
+        case .tooLong(let line, let message):
+            bad(line, message, &tally, &output)
             return
-        case .line(let line, let content):
-            (number, bytes) = (line, content)
+        case .text(let line, let content): (number, text) = (line, content)
         }
-        // Invalid UTF-8 is repaired (U+FFFD), never fatal.
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard !text.allSatisfy(\.isWhitespace) else { return }
-        tally.lines += 1
         let report: DeliveryReport
         do {
             report = try await router.send(try event(from: text), only: sinks)
@@ -120,7 +120,7 @@ struct Ingest: AsyncParsableCommand {
         }
         if json {
             // The report with the line it came from, so output lines map back to input lines.
-            output.out.append("{\"line\":\(number)," + ReportPrinter.json(report).dropFirst())
+            output.out.append("{\"line\":\(number)," + ReportPrinter.json(report, via: .local).dropFirst())
         }
         if global.verbose {
             output.error.append("stdin:\(number): " + ReportPrinter.text(report))
@@ -157,6 +157,35 @@ struct Ingest: AsyncParsableCommand {
         return event
     }
 
+    enum Line {
+        case text(Int, String)
+        case blank
+        /// Counted as bad; the message says why.
+        case tooLong(Int, String)
+    }
+
+    /// An input line as text (invalid UTF-8 repaired to U+FFFD, never fatal), counted.
+    func line(_ item: LineReader.Item, _ tally: inout Tally) -> Line {
+        switch item {
+        case .tooLong(let line, let size):
+            tally.lines += 1
+            return .tooLong(line, "the line is \(size) bytes long; at most \(LineReader.maximumLineBytes) are read")
+        case .line(let line, let content):
+            let text = String(decoding: content, as: UTF8.self)
+            guard !text.allSatisfy(\.isWhitespace) else { return .blank }
+            tally.lines += 1
+            return .text(line, text)
+        }
+    }
+
+    /// A bad line, reported at once (the daemon hand-off has no batch to wait for).
+    func bad(_ line: Int, _ message: String, _ tally: inout Tally) {
+        var output = Output()
+        bad(line, message, &tally, &output)
+        for line in output.error { Console.error(line) }
+        for line in output.out { Console.out(line) }
+    }
+
     private func bad(_ line: Int, _ message: String, _ tally: inout Tally, _ output: inout Output) {
         tally.bad += 1
         output.error.append("stdin:\(line): \(message)")
@@ -181,7 +210,7 @@ struct Ingest: AsyncParsableCommand {
         for note in report.notes { output.error.append("stdin:\(line): \(note)") }
     }
 
-    private func exitStatus(_ tally: Tally) -> ExitCode {
+    func exitStatus(_ tally: Tally) -> ExitCode {
         if tally.bad > 0 { return ExitStatus.badEventData }
         if tally.failed > 0 { return ExitStatus.noneDelivered }
         if tally.noSink > 0 { return ExitStatus.noSinkAvailable }
@@ -194,7 +223,7 @@ struct Ingest: AsyncParsableCommand {
         return "\(hundredths / 100)." + (fraction.count < 2 ? "0" + fraction : fraction)
     }
 
-    private func printStats(_ tally: Tally, elapsed: Duration) {
+    func printStats(_ tally: Tally, elapsed: Duration) {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let rate = seconds > 0 ? Int(Double(tally.lines) / seconds) : tally.lines
         let peak = ResourceUsage.peakResidentKiB().map { "\($0) KiB" } ?? "unknown"

@@ -27,7 +27,7 @@ struct Reload: AsyncParsableCommand {
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the running daemon: its config, uptime and what each sink did.",
+        abstract: "Show the running daemon: its config, uptime, what each sink did, its queues and what is held.",
         discussion: "Exit codes: 0 a daemon answered, 69 no daemon answers on the socket.")
 
     @OptionGroup var daemon: DaemonOptions
@@ -61,7 +61,27 @@ struct Status: AsyncParsableCommand {
                 let parts = values.sorted(by: { $0.key < $1.key }).map { key, value in
                     if case .number(let number) = value { "\(key) \(Int(number))" } else { "\(key) ?" }
                 }
-                lines.append("  \(name): " + parts.joined(separator: ", "))
+                var line = "  \(name): " + parts.joined(separator: ", ")
+                if case .object(let queue)? = status["queues"]?[name] {
+                    if case .number(let depth)? = queue["depth"] { line += "; \(Int(depth)) queued now" }
+                    if queue["pending"] == .bool(true) { line += "; still finishing" }
+                }
+                lines.append(line)
+            }
+        }
+        if case .array(let held)? = status["held"] {
+            lines.append(held.isEmpty ? "nothing held" : "held for a summary:")
+            for entry in held {
+                let sources: String
+                if case .object(let counts)? = entry["sources"] {
+                    sources = counts.sorted { $0.key < $1.key }.map { key, value in
+                        if case .number(let number) = value { "\(key) \(Int(number))" } else { key }
+                    }.joined(separator: ", ")
+                } else {
+                    sources = ""
+                }
+                lines.append("  \(entry["sink"]?.string ?? "?") via \(entry["route"]?.string ?? "?"): \(Int(entry["held"]?.number ?? 0)) by \(entry["kind"]?.string ?? "?")"
+                    + " (highest \(entry["highest"]?.string ?? "?"); \(sources))")
             }
         }
         Console.out(lines.joined(separator: "\n"))
@@ -75,7 +95,8 @@ struct DaemonOptions: ParsableArguments {
 
     func ask(_ kind: DaemonProtocol.Kind) throws -> DaemonProtocol.Answer {
         do {
-            let client = try DaemonClient(path: try DaemonClient.socketPath(explicit: socket))
+            let client = try DaemonClient(
+                path: try DaemonClient.socketPath(explicit: socket), acceptingAnyOwner: DaemonClient.socketIsNamed(explicit: socket))
             return try client.request({ _ in }, kind: kind, within: .seconds(30))
         } catch let error as DaemonClient.Unavailable {
             Console.error("no daemon: \(error.description) (start one with notify-route serve)")

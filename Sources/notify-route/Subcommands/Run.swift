@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyRoute
+import NotifyRouteService
 import Glibc
 import Dispatch
 
@@ -39,6 +40,8 @@ struct Run: AsyncParsableCommand {
     @Flag(name: .long, help: "Exit as soon as the event is handed over, without waiting for banners to time out or queues to drain.")
     var noWait = false
 
+    @OptionGroup var handOff: HandOffOptions
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "CMD"))
     var command: [String] = []
 
@@ -49,9 +52,11 @@ struct Run: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // Load first: a broken config is reported (78) before the command runs, not after it.
-        let (router, _) = try RouterLoader.load(global, sharedState: true)
-        let sinks = try SinkSelection.validated(event.sink, router: router)
+        // A daemon routes the event if it answers now; otherwise the config is loaded here
+        // first, so that a broken one is reported (78) before the command runs, not after it.
+        let daemon = handOff.noDaemon ? nil : try DaemonHandOff.connect(socket: handOff.socket, config: global.config, verbose: global.verbose)
+        if let usage = daemon?.validate(sinks: event.sink) { throw usage }
+        let local = daemon == nil ? try LocalRoute(global, sinks: event.sink, installingExitFlush: false) : nil
 
         let started = ContinuousClock.now
         let outcome = await execute()
@@ -61,12 +66,23 @@ struct Run: AsyncParsableCommand {
             var notification = outcome.event(commandLine: CommandLineText.display(command), name: name, duration: duration)
             event.apply(to: &notification)
             if outcome.status == 0 { notification.level = .success }  // -l sets the level of a failure only
+            if let handed = daemon {
+                // The command may have run for hours: a daemon restarted meanwhile gets a new connection.
+                var routed = handed.route(notification, sinks: event.sink)
+                if case .gone = routed, let again = try DaemonHandOff.connect(socket: handOff.socket, config: global.config, verbose: global.verbose) {
+                    routed = again.route(notification, sinks: event.sink)
+                }
+                if case .answered(let answer) = routed {
+                    report(answer, status: outcome.status)
+                    throw ExitCode(outcome.status)
+                }
+            }
+            let here = try local ?? LocalRoute(global, sinks: event.sink, installingExitFlush: false)
             // Installed once the command is gone: until then SIGTERM and SIGINT are its.
-            let exit = ExitFlush(router)
-            exit.install()
-            _ = exit.beginEvent()
+            here.exit.install()
+            _ = here.exit.beginEvent()
             do {
-                let report = try await router.send(notification, only: sinks)
+                let report = try await here.router.send(notification, only: here.sinks)
                 if global.verbose { Console.error(ReportPrinter.text(report)) } else { ReportPrinter.problems(report) }
                 if report.summary != .delivered && report.summary != .suppressed {
                     Console.error("the notification was not delivered; the exit status stays the command's (\(outcome.status))")
@@ -74,10 +90,23 @@ struct Run: AsyncParsableCommand {
             } catch {
                 Console.error("bad event: \(error.description)")
             }
-            exit.endEvent()
-            await exit.finish(router, noWait: noWait)
+            here.exit.endEvent()
+            await here.exit.finish(here.router, noWait: noWait)
         }
         throw ExitCode(outcome.status)
+    }
+
+    /// What a local run prints for its report, from the daemon's answer.
+    private func report(_ answer: DaemonProtocol.Answer, status: Int32) {
+        if let error = answer.error {
+            Console.error(error)
+            return
+        }
+        if global.verbose, let text = answer.text { Console.error(text) } else { for line in answer.problems ?? [] { Console.error(line) } }
+        let summary = answer.report?["summary"]?.string
+        if summary != DeliveryReport.Summary.delivered.rawValue && summary != DeliveryReport.Summary.suppressed.rawValue {
+            Console.error("the notification was not delivered; the exit status stays the command's (\(status))")
+        }
     }
 
     /// Starts the command, passes its signals on, waits for it off the cooperative pool.

@@ -73,7 +73,7 @@ struct SendRequest: Equatable, Sendable {
     var socket: String?
 
     func run() async throws {
-        if !noDaemon, let daemon = DaemonHandOff.connect(socket: socket, config: config, verbose: verbose) {
+        if !noDaemon, let daemon = try DaemonHandOff.connect(socket: socket, config: config, verbose: verbose) {
             let notification = flags.makeEvent(title: title, body: body)
             if let status = daemon.send(notification, sinks: flags.sinks, dryRun: dryRun, json: json, wait: wait) {
                 throw status

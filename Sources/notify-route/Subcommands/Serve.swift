@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import Logging
 import NotifyRoute
+import NotifyRouteJournal
 import NotifyRouteService
 import NotifyRouteTerminal
 import ServiceLifecycle
@@ -33,7 +34,16 @@ struct Serve: AsyncParsableCommand {
         let store = RouterLoader.stateStore()
         let host: RouterHost
         do {
-            host = try RouterHost { try RouterLoader.makeRouter(from: RouterLoader.reread(source), store: store, plugins: BuiltinPlugins.daemonRegistry) }
+            host = try RouterHost(
+                load: { try RouterLoader.makeRouter(from: RouterLoader.reread(source), store: store, plugins: BuiltinPlugins.daemonRegistry) },
+                queueDepth: { ($0 as? JournalSink)?.statistics.queued },
+                state: {
+                    switch store {
+                    case let sqlite as SQLiteStateStore: try? sqlite.snapshot()
+                    case let memory as InMemoryStateStore: memory.snapshot
+                    default: nil
+                    }
+                })
         } catch {
             Console.error("\(error)")
             throw ExitStatus.configError
@@ -63,9 +73,12 @@ struct Serve: AsyncParsableCommand {
         }
 
         var options = RouterDaemon.Options()
+        if case .path(let path) = listener, let directory = try? StateDirectory.resolve(), path == directory + "/socket" {
+            options.ownedDirectory = directory
+        }
         options.drainLimit = .seconds(Int64(max(1, (await host.answerWithinMS) / 1000)))
         let daemon = RouterDaemon(listener: listener, host: host, rendering: .cli, options: options, logger: logger)
-        let reloader = ReloadOnHangup(host: host, logger: logger)
+        let reloader = ReloadOnHangup(host: host, daemon: daemon, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [
                 .init(service: daemon),
@@ -82,6 +95,7 @@ struct Serve: AsyncParsableCommand {
 /// SIGHUP reloads the config, as `notify-route reload` does.
 struct ReloadOnHangup: Service {
     let host: RouterHost
+    let daemon: RouterDaemon
     let logger: Logger
 
     func run() async throws {
@@ -89,6 +103,7 @@ struct ReloadOnHangup: Service {
             do {
                 Systemd.notify("RELOADING=1")
                 let router = try await host.reload()
+                await daemon.applySocketAccess()
                 logger.info("reloaded on SIGHUP", metadata: ["config": "\(router.configuration.origin)"])
             } catch {
                 logger.error("reload on SIGHUP refused; the previous config stays: \(error)")

@@ -1,0 +1,87 @@
+import Foundation
+import NotifyRouteTestSupport
+import Testing
+
+/// Who may hand events to `notify-route serve`: its own user, and whom `serve.allow`
+/// names. Clients of another uid are real processes (`setpriv`), so the kernel's
+/// SO_PEERCRED is what the daemon checks. Needs root to become another user; CI runs as root.
+@Suite(.serialized, .enabled(if: (PrivateJournal.isAvailable || TestEnvironment.componentsRequired) && getuid() == 0,
+                             "needs root (to run a client as uid 65534) and the private journald of Tests/with-components.sh"))
+struct DaemonPeerTests {
+    init() throws {
+        try #require(PrivateJournal.missing == nil, "\(PrivateJournal.missing ?? "")")
+        try #require(ProcessRunner.which("setpriv") != nil, "setpriv (package util-linux)")
+    }
+
+    static func writeConfig(_ url: URL, allow: String?) throws {
+        try ("""
+            sinks:
+              journal: { kind: journal, deadline: 500ms, identifier: daemon-peers }
+            fallback: [journal]
+
+            """ + (allow.map { "serve:\n  allow: \($0)\n" } ?? "")).write(to: url, atomically: true, encoding: .utf8)
+    }
+
+    /// `send` as another user and group, on the daemon's socket.
+    static func sendAs(uid: Int, gid: Int, _ daemon: DaemonProcess, run: String, title: String) async throws -> ProcessResult {
+        let setpriv = try #require(ProcessRunner.which("setpriv"))
+        let arguments = ["--reuid", String(uid), "--regid", String(gid), "--clear-groups", TestEnvironment.notifyRouteBinary.path,
+                         "send", "--json", "--socket", daemon.socketPath, "-f", "\(PrivateJournal.runField)=\(run)", title]
+        // A runtime directory of its own, for the local routing a refusal must not fall back to.
+        let environment = ["XDG_RUNTIME_DIR": "/nonexistent-runtime", "NOTIFY_ROUTE_CONFIG": "/nonexistent-config.yaml"]
+        return try await PrivateJournal.offPool { try ProcessRunner.run(setpriv, arguments, environment: environment) }
+    }
+
+    static func mode(_ path: String) -> (mode: mode_t, gid: gid_t) {
+        var info = stat()
+        stat(path, &info)
+        return (info.st_mode & 0o777, info.st_gid)
+    }
+
+    @Test func anotherUserIsRefusedUntilServeAllowNamesIt() async throws {
+        try await PrivateJournal.withAccess {
+            let directory = try TestEnvironment.temporaryDirectory("daemon-peers")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let config = directory.appendingPathComponent("config.yaml")
+            try Self.writeConfig(config, allow: nil)
+            let daemon = try DaemonProcess.start(config: config)
+            defer { daemon.stop() }
+            // A shared place for the socket, as an admin would choose for a system service.
+            chmod(daemon.directory.path, 0o711)
+            let run = PrivateJournal.newRunID()
+            #expect(Self.mode(daemon.socketPath).mode == 0o600, "only the owner by default")
+
+            // The socket's mode keeps another user out: the kernel refuses the connection.
+            let refused = try await Self.sendAs(uid: 65534, gid: 65534, daemon, run: run, title: "refused")
+            #expect(refused.status == 69, "\(refused.standardError)")
+            #expect(refused.standardError.contains("permission denied (the daemon admits its own user only, unless serve.allow"), "\(refused.standardError)")
+            #expect(refused.standardError.contains("nothing was sent"))
+            #expect(refused.standardOutput.isEmpty)
+
+            try Self.writeConfig(config, allow: "{ uids: [65534] }")
+            let reload = try await DaemonTests.run(["reload", "--socket", daemon.socketPath], daemon)
+            #expect(reload.status == 0, "\(reload.standardError)")
+            #expect(Self.mode(daemon.socketPath).mode == 0o666)
+            let allowed = try await Self.sendAs(uid: 65534, gid: 65534, daemon, run: run, title: "allowed by uid")
+            #expect(allowed.status == 0, "\(allowed.standardError)")
+            #expect(try DaemonTests.json(allowed.standardOutput)["via"] as? String == "daemon")
+            // Anyone can connect now; SO_PEERCRED is the gate, and the daemon logs each refusal.
+            let stranger = try await Self.sendAs(uid: 65533, gid: 65533, daemon, run: run, title: "stranger")
+            #expect(stranger.status == 69, "\(stranger.standardError)")
+            #expect(stranger.standardError.contains("refused this client: uid 65533 may not send to this daemon"), "\(stranger.standardError)")
+            #expect(daemon.log.contains("refused a connection") && daemon.log.contains("uid=65533") && daemon.log.contains("pid="),
+                    "logged with pid and uid: \(daemon.log)")
+
+            // By group: uid 65533 (no such user) in group 65534.
+            try Self.writeConfig(config, allow: "{ groups: [65534] }")
+            #expect(try await DaemonTests.run(["reload", "--socket", daemon.socketPath], daemon).status == 0)
+            #expect(Self.mode(daemon.socketPath) == (0o660, 65534))
+            let byGroup = try await Self.sendAs(uid: 65533, gid: 65534, daemon, run: run, title: "allowed by group")
+            #expect(byGroup.status == 0, "\(byGroup.standardError)")
+
+            let entries = try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"], count: 2)
+            #expect(Set(entries.compactMap { $0["MESSAGE"] }) == ["allowed by uid", "allowed by group"])
+            #expect(entries.allSatisfy { $0["_PID"] == String(daemon.pid) })
+        }
+    }
+}
