@@ -93,6 +93,7 @@ struct WebhookTests {
         defer { daemon.stop() }
         let sent = try ProcessRunner.notifyRoute(["send", "--json", "Deploy finished"], environment: daemon.environment)
         let report = (try? JSONSerialization.jsonObject(with: Data(sent.standardOutput.utf8)) as? [String: Any]) ?? [:]
+        #expect(report["via"] as? String == "daemon", "\(sent.standardOutput) \(sent.standardError)")
         #expect(report.sink("hook")?["retryable"] as? Bool == true, "\(sent.standardOutput) \(sent.standardError)")
         let requests = try receiver.wait(path: "/hook", timeout: .seconds(15)) { $0.count >= 2 }
         #expect(requests.count == 2, "\(daemon.log)")
