@@ -67,44 +67,22 @@ struct ExecRequest: Encodable {
 /// The resolved event as the plugin sees it: the keys of `notify-route ingest`'s schema,
 /// every value decided, plus the level's presentation (priority, urgency).
 struct EventPayload: Encodable {
-    var title: String
-    var body: String?
-    var level: String
-    var timeout: String
-    var app: String
-    var source: String?
-    var tags: [String]
-    var dedupKey: String
-    var replaceKey: String?
-    var icon: String?
-    var category: String?
-    var actions: [NotificationAction]
-    var fields: [String: String]
-    var messageID: String?
+    var event: ResolvedEvent.Payload
     var priority: Int
     var urgency: String
 
-    enum CodingKeys: String, CodingKey {
-        case title, body, level, timeout, app, source, tags, dedupKey = "dedup_key", replaceKey = "replace_key"
-        case icon, category, actions, fields, messageID = "message_id", priority, urgency
-    }
+    enum CodingKeys: String, CodingKey { case priority, urgency }
 
     init(_ event: ResolvedEvent) {
-        title = event.title
-        body = event.body
-        level = event.level.rawValue
-        timeout = event.timeout.description
-        app = event.app
-        source = event.source
-        tags = event.tags.sorted()
-        dedupKey = event.dedupKey
-        replaceKey = event.replaceKey
-        icon = event.icon
-        category = event.category
-        actions = event.actions
-        fields = event.fields
-        messageID = event.messageID
+        self.event = ResolvedEvent.Payload(event)
         priority = event.style.journalPriority
         urgency = event.style.urgency.rawValue
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try event.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(priority, forKey: .priority)
+        try container.encode(urgency, forKey: .urgency)
     }
 }

@@ -71,45 +71,23 @@ struct WebhookPayload: Encodable {
         var handle: String?
     }
 
-    var title: String
-    var body: String?
-    var level: String
-    var timeout: String
-    var app: String
-    var source: String?
-    var tags: [String]
-    var dedupKey: String
-    var replaceKey: String?
-    var icon: String?
-    var category: String?
-    var actions: [NotificationAction]
-    var fields: [String: String]
-    var messageID: String?
+    var event: ResolvedEvent.Payload
     var time: String
     var host: String
     var decision: Decision
 
-    enum CodingKeys: String, CodingKey {
-        case title, body, level, timeout, app, source, tags, dedupKey = "dedup_key", replaceKey = "replace_key"
-        case icon, category, actions, fields, messageID = "message_id", time, host, decision
+    enum CodingKeys: String, CodingKey { case time, host, decision }
+
+    func encode(to encoder: any Encoder) throws {
+        try event.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(time, forKey: .time)
+        try container.encode(host, forKey: .host)
+        try container.encode(decision, forKey: .decision)
     }
 
     init(_ delivery: SinkDelivery, host: String, time: Date) {
-        let event = delivery.event
-        title = event.title
-        body = event.body
-        level = event.level.rawValue
-        timeout = event.timeout.description
-        app = event.app
-        source = event.source
-        tags = event.tags.sorted()
-        dedupKey = event.dedupKey
-        replaceKey = event.replaceKey
-        icon = event.icon
-        category = event.category
-        actions = event.actions
-        fields = event.fields
-        messageID = event.messageID
+        event = ResolvedEvent.Payload(delivery.event)
         self.time = AlertTemplate.timestamp(time)
         self.host = host
         decision = Decision(sink: delivery.sinkName, intent: "show", count: delivery.duplicateCount)

@@ -1,0 +1,42 @@
+extension ResolvedEvent {
+    /// The event as the keys of `notify-route ingest`'s schema, every value decided: what
+    /// sinks that speak JSON (exec plugins, webhooks) send, each adding keys of its own.
+    package struct Payload: Encodable, Sendable {
+        var title: String
+        var body: String?
+        var level: String
+        var timeout: String
+        var app: String
+        var source: String?
+        var tags: [String]
+        var dedupKey: String
+        var replaceKey: String?
+        var icon: String?
+        var category: String?
+        var actions: [NotificationAction]
+        var fields: [String: String]
+        var messageID: String?
+
+        enum CodingKeys: String, CodingKey {
+            case title, body, level, timeout, app, source, tags, dedupKey = "dedup_key", replaceKey = "replace_key"
+            case icon, category, actions, fields, messageID = "message_id"
+        }
+
+        package init(_ event: ResolvedEvent) {
+            title = event.title
+            body = event.body
+            level = event.level.rawValue
+            timeout = event.timeout.description
+            app = event.app
+            source = event.source
+            tags = event.tags.sorted()
+            dedupKey = event.dedupKey
+            replaceKey = event.replaceKey
+            icon = event.icon
+            category = event.category
+            actions = event.actions
+            fields = event.fields
+            messageID = event.messageID
+        }
+    }
+}
