@@ -2,7 +2,9 @@
 /// per-sink stages for the routed sinks and one for the failover sinks of those that
 /// failed or were unavailable.
 extension NotificationRouter {
-    func run(_ event: NotificationEvent, only sinkNames: [String]?, through pipeline: Pipeline,
+    // `nonisolated(nonsending)` here and on `wave`: they run on `send`'s executor, without
+    // the executor switch an async function's entry makes otherwise.
+    nonisolated(nonsending) func run(_ event: NotificationEvent, only sinkNames: [String]?, through pipeline: Pipeline,
              tracing: Bool = false) async throws(EventError) -> (event: RoutedEvent, report: DeliveryReport) {
         var routed = RoutedEvent(event, only: sinkNames, tracing: tracing)
         for stage in pipeline.event { try stage.run(&routed) }
@@ -33,7 +35,7 @@ extension NotificationRouter {
     }
 
     /// Fan-out, the policy stages in one state transaction, deliver, record.
-    private func wave(_ targets: [RouteTarget], _ event: RoutedEvent, _ resolved: ResolvedEvent, failoverFor: [String: [String]],
+    private nonisolated(nonsending) func wave(_ targets: [RouteTarget], _ event: RoutedEvent, _ resolved: ResolvedEvent, failoverFor: [String: [String]],
                       through pipeline: Pipeline) async -> [SinkOutcome] {
         var wave = pipeline.fanOut.run(targets, event, resolved: resolved, failoverFor: failoverFor)
         let keepsState = pipeline.deliver.keepsState
@@ -42,10 +44,13 @@ extension NotificationRouter {
                 try store.withState(discardingChanges: !keepsState) { state in
                     let context = PolicyContext(now: clock.now(), state: state, maxEntries: configuration.state.maxEntries,
                                                 countUpdates: keepsState ? countUpdates : nil)
-                    for position in wave.flows.indices {
-                        for stage in pipeline.policy {
-                            stage.decide(&wave.flows[position], context)
-                            if wave.flows[position].decision.suppressed != nil { break }
+                    // The stages called in place: iterating the array copied each existential out.
+                    pipeline.policy.withUnsafeBufferPointer { stages in
+                        for position in wave.flows.indices {
+                            for stage in stages.indices {
+                                stages[stage].decide(&wave.flows[position], context)
+                                if wave.flows[position].decision.suppressed != nil { break }
+                            }
                         }
                     }
                 }

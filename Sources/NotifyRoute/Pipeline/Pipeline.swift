@@ -53,5 +53,6 @@ protocol DeliverStage: Sendable {
     /// False when planning: the policy stages' changes to the state are discarded and no
     /// count update is coalesced, so that planning changes nothing.
     var keepsState: Bool { get }
-    func deliver(_ wave: inout Wave) async
+    /// Runs on its caller's executor: no executor switch per wave.
+    nonisolated(nonsending) func deliver(_ wave: inout Wave) async
 }
