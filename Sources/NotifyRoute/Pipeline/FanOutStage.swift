@@ -3,7 +3,6 @@
 /// that go no further: no such sink, or an event below the sink's `min_level`.
 struct FanOutStage: Sendable {
     let cascade: Cascade
-    let instances: [String: SinkInstance]
 
     /// The event without route and sink layers: what the report shows.
     func resolve(_ event: RoutedEvent) -> ResolvedEvent {
@@ -20,17 +19,15 @@ struct FanOutStage: Sendable {
         for (index, target) in targets.enumerated() {
             // Looked up only in a failover wave: an empty dictionary's lookup still hashes the name.
             let failoverLabel = failoverFor.isEmpty ? nil : failoverFor[target.sinkName]?.joined(separator: ", ")
-            guard let instance = instances[target.sinkName] else {
+            guard let instance = target.instance else {
                 wave.outcomes.append(SinkOutcome(
                     sink: target.sinkName, kind: "?", status: .unavailable(reason: "no sink named \"\(target.sinkName)\" in the config"),
                     route: target.label, failoverFor: failoverLabel))
                 continue
             }
             let capabilities = instance.sink.capabilities
-            // The declaration's fields read in place: a copy of the whole declaration
-            // cost more than the rest of the fan-out.
             var copy = resolved
-            if Cascade.layers(route: target.route?.effects, sink: instance.declaration) {
+            if target.layers {
                 copy = cascade.resolve(event.explicit, rules: event.ruleLayer, subject: event.subject,
                                        route: target.route?.effects, sink: instance.declaration)
             }

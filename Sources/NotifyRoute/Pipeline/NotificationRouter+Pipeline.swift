@@ -6,8 +6,10 @@ extension NotificationRouter {
     // the executor switch an async function's entry makes otherwise.
     nonisolated(nonsending) func run(_ event: NotificationEvent, only sinkNames: [String]?, through pipeline: Pipeline,
              tracing: Bool = false) async throws(EventError) -> (event: RoutedEvent, report: DeliveryReport) {
-        var routed = RoutedEvent(event, only: sinkNames, tracing: tracing)
-        for stage in pipeline.event { try stage.run(&routed) }
+        var routing = RoutedEvent(event, only: sinkNames, tracing: tracing)
+        for stage in pipeline.event { try stage.run(&routing) }
+        // A constant from here on: the waves borrow it instead of copying a variable.
+        let routed = consume routing
         let resolved = pipeline.fanOut.resolve(routed)
         guard routed.droppedBy == nil else {
             return (routed, DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
@@ -23,7 +25,7 @@ extension NotificationRouter {
             default: continue
             }
             for name in route.failover where !routed.targets.contains(where: { $0.sinkName == name }) {
-                if failoverFor[name] == nil { failover.append(RouteTarget(sinkName: name, label: target.label, route: route)) }
+                if failoverFor[name] == nil { failover.append(RouteTarget(sinkName: name, label: target.label, route: route, instance: instances[name])) }
                 failoverFor[name, default: []].append(target.sinkName)
             }
         }

@@ -20,8 +20,8 @@ struct Pipeline: Sendable {
          countUpdates: CountUpdateCoalescer) {
         let cascade = Cascade(configuration)
         event = [NormaliseStage(), RulesStage(configuration, cascade: cascade),
-                 RoutesStage(configuration)]
-        fanOut = FanOutStage(cascade: cascade, instances: instances)
+                 RoutesStage(configuration, instances: instances)]
+        fanOut = FanOutStage(cascade: cascade)
         policy = [InhibitStage(configuration.inhibitRules), QuietHoursStage(), DedupStage(), RateLimitStage(),
                   QuietHoursSummaryStage(), ReplaceStage()]
         self.deliver = deliver

@@ -42,11 +42,18 @@ final class RouteTarget: Sendable {
     let label: String
     /// `nil` for the fallback and for `--sink`.
     let route: Route?
+    /// The sink made for ``sinkName``; `nil` when the config has none.
+    let instance: SinkInstance?
+    /// Whether the route or the sink lays values over the rules (``Cascade/layers(route:sink:)``):
+    /// decided once, so that a delivery neither copies the route's effects nor the sink's declaration.
+    let layers: Bool
 
-    init(sinkName: String, label: String, route: Route?) {
+    init(sinkName: String, label: String, route: Route?, instance: SinkInstance?) {
         self.sinkName = sinkName
         self.label = label
         self.route = route
+        self.instance = instance
+        layers = Cascade.layers(route: route?.effects, sink: instance?.declaration)
     }
 
     static func label(_ what: String, _ index: Int, _ name: String?) -> String {
