@@ -18,9 +18,11 @@ extension NotificationRouter {
         var outcomes = await wave(routed.targets, routed, resolved, failoverFor: [:], through: pipeline)
         var failoverFor: [String: [String]] = [:]
         var failover: [RouteTarget] = []  // each under the route of the first sink it stands in for
-        for (target, outcome) in zip(routed.targets, outcomes) {
-            guard let route = target.route, !route.failover.isEmpty else { continue }
-            switch outcome.status {
+        // By position, the failover list first: zipping copied every outcome out.
+        for position in routed.targets.indices {
+            let target = routed.targets[position]
+            guard !target.failover.isEmpty, let route = target.route else { continue }
+            switch outcomes[position].status {
             case .failed, .unavailable: break
             default: continue
             }

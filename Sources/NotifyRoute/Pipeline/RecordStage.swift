@@ -16,9 +16,12 @@ struct RecordStage: Sendable {
     /// Returns the count updates to send later (see ``CountUpdateCoalescer``).
     func record(_ wave: inout Wave, store: any RouterStateStore, clock: any RouterClock,
                 logger: Logger, planning: Bool) -> [CountUpdateCoalescer.Flush] {
-        var committed: [Int] = []  // positions in flows of the deliveries that showed something
+        // The deliveries that showed something are found again by `committed(_:)`: an
+        // array of their positions was allocated per wave.
+        var firstCommitted: Int?
         var rollbacks: [RouterState.Key] = []
         var finishedUpdates: [RouterState.Key] = []
+        var handles = false  // whether a committed delivery returned a handle to remember
         // Each flow passed in place from a buffer: copied out of `wave.flows` (an array's
         // subscript), every flow's references were retained and released once per loop.
         let flows = wave.flows
@@ -26,25 +29,27 @@ struct RecordStage: Sendable {
             for position in flows.indices {
                 switch settle(flows[position], &wave.outcomes[flows[position].index]) {
                 case .none: break
-                case .committed: committed.append(position)
+                case .committed:
+                    if firstCommitted == nil { firstCommitted = position }
+                    if flows[position].answer.receipt?.handle != nil { handles = true }
                 case .rollback(let key): rollbacks.append(key)
                 case .finishedUpdate(let key): finishedUpdates.append(key)
                 }
             }
         }
         if !planning { log(wave.outcomes, logger) }
-        let inhibits = !inhibitRules.isEmpty && !committed.isEmpty
-        if committed.contains(where: { flows[$0].answer.receipt?.handle != nil }) || !rollbacks.isEmpty || inhibits {
+        let inhibits = !inhibitRules.isEmpty && firstCommitted != nil
+        if handles || !rollbacks.isEmpty || inhibits {
             let now = clock.now()
             _ = try? store.withState { state in
-                for position in committed {
+                for position in flows.indices where Self.committed(flows[position]) {
                     guard let handle = flows[position].answer.receipt?.handle else { continue }
                     if let key = flows[position].handleKey {
                         state.storeHandle(RouterState.HandleRecord(handle: handle, lastUsed: now), forKey: key)
                     }
                     state.setDedupHandle(handle, forKey: flows[position].stateKey)
                 }
-                if inhibits { recordInhibitor(flows[committed[0]].event, now: now, state: state) }
+                if inhibits, let firstCommitted { recordInhibitor(flows[firstCommitted].event, now: now, state: state) }
                 for key in rollbacks { state.removeDedup(forKey: key) }
                 state.evictHandles(maxEntries: maxEntries)
             }
@@ -64,7 +69,12 @@ struct RecordStage: Sendable {
     }
 
     /// One flow's outcome from what its sink answered (or, planning, would be asked).
-    private func settle(_ flow: SinkFlow, _ outcome: inout SinkOutcome) -> Settled {
+    /// Whether ``settle(_:_:)`` settles `flow` as ``Settled/committed``.
+    private static func committed(_ flow: borrowing SinkFlow) -> Bool {
+        !flow.answer.planned && flow.decision.suppressed == nil && flow.answer.receipt != nil
+    }
+
+    private func settle(_ flow: borrowing SinkFlow, _ outcome: inout SinkOutcome) -> Settled {
         outcome.duration = flow.answer.duration
         if flow.answer.planned {
             if let summary = flow.decision.summary {
