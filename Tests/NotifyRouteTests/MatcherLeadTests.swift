@@ -37,7 +37,7 @@ import Testing
                   continues: index % 2 == 0)
         }
         config.fallback = ["a"]
-        let stage = RoutesStage(config)
+        let stage = RoutesStage(config, instances: [:])
         let cascade = Cascade(config)
         for source in [nil, "", "svc1-x", "bench1", "db.pool", "\u{212A}elvin", "Kelvin", "\u{E9}t\u{E9}", "e\u{301}t", "exact", "b", "zzz"] as [String?] {
             let event = NotificationEvent(title: "t", source: source)

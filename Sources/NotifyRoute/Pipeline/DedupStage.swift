@@ -2,7 +2,7 @@
 /// a sink that can replace gets the count updated in place (coalesced in a storm).
 struct DedupStage: PolicyStage {
     func decide(_ delivery: inout SinkFlow, _ context: PolicyContext) {
-        guard let window = delivery.target.route?.dedupWindow else { return }
+        guard let window = delivery.target.dedupWindow else { return }
         let (record, isDuplicate) = context.state.recordDedup(
             forKey: delivery.stateKey, now: context.now, window: window.seconds, maxEntries: context.maxEntries)
         let canReplace = delivery.capabilities.canReplace

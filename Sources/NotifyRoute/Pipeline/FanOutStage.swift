@@ -3,7 +3,6 @@
 /// that go no further: no such sink, or an event below the sink's `min_level`.
 struct FanOutStage: Sendable {
     let cascade: Cascade
-    let instances: [String: SinkInstance]
 
     /// The event without route and sink layers: what the report shows.
     func resolve(_ event: RoutedEvent) -> ResolvedEvent {
@@ -13,35 +12,40 @@ struct FanOutStage: Sendable {
     /// `failoverFor`: failover sink → the sinks it stands in for.
     func run(_ targets: [RouteTarget], _ event: RoutedEvent, resolved: ResolvedEvent, failoverFor: [String: [String]]) -> Wave {
         var wave = Wave()
+        wave.outcomes.reserveCapacity(targets.count)
+        wave.flows.reserveCapacity(targets.count)
+        // The cascade's route and sink layers set neither key: hashed once for every sink.
+        let dedupKeyHash = resolved.dedupKey.hashValue, replaceKeyHash = resolved.replaceKey?.hashValue ?? 0
         for (index, target) in targets.enumerated() {
-            let failoverLabel = failoverFor[target.sinkName]?.joined(separator: ", ")
-            guard let instance = instances[target.sinkName] else {
+            // Looked up only in a failover wave: an empty dictionary's lookup still hashes the name.
+            let failoverLabel = failoverFor.isEmpty ? nil : failoverFor[target.sinkName]?.joined(separator: ", ")
+            guard let instance = target.instance else {
                 wave.outcomes.append(SinkOutcome(
                     sink: target.sinkName, kind: "?", status: .unavailable(reason: "no sink named \"\(target.sinkName)\" in the config"),
                     route: target.label, failoverFor: failoverLabel))
                 continue
             }
             let capabilities = instance.sink.capabilities
-            let declaration = instance.declaration
             var copy = resolved
-            if Cascade.layers(route: target.route?.effects, sink: declaration) {
+            if target.layers {
                 copy = cascade.resolve(event.explicit, rules: event.ruleLayer, subject: event.subject,
-                                       route: target.route?.effects, sink: declaration)
+                                       route: target.route?.effects, sink: instance.declaration)
             }
             var notes: [String] = []
             Self.fit(&copy, to: capabilities, notes: &notes)
-            if let minimum = declaration.minimumLevel, copy.level < minimum {
+            if let minimum = instance.declaration.minimumLevel, copy.level < minimum {
                 wave.outcomes.append(SinkOutcome(
-                    sink: target.sinkName, kind: declaration.kind, status: .suppressed(.belowMinimumLevel(minimum)),
+                    sink: target.sinkName, kind: instance.declaration.kind, status: .suppressed(.belowMinimumLevel(minimum)),
                     route: target.label, failoverFor: failoverLabel, notes: notes))
                 continue
             }
-            wave.outcomes.append(SinkOutcome(sink: target.sinkName, kind: declaration.kind, status: .delivered,
+            wave.outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.declaration.kind, status: .delivered,
                                              route: target.label, failoverFor: failoverLabel, notes: notes))
+            assert(copy.dedupKey == resolved.dedupKey && copy.replaceKey == resolved.replaceKey)
             wave.flows.append(SinkFlow(
                 index: index, target: target, instance: instance, capabilities: capabilities, event: copy,
-                stateKey: RouterState.Key(sink: target.sinkName, key: copy.dedupKey),
-                handleKey: copy.replaceKey.map { RouterState.Key(sink: target.sinkName, key: $0) }))
+                stateKey: instance.stateKey(copy.dedupKey, keyHash: dedupKeyHash),
+                handleKey: copy.replaceKey.map { instance.stateKey($0, keyHash: replaceKeyHash) }))
         }
         return wave
     }

@@ -2,10 +2,14 @@
 /// per-sink stages for the routed sinks and one for the failover sinks of those that
 /// failed or were unavailable.
 extension NotificationRouter {
-    func run(_ event: NotificationEvent, only sinkNames: [String]?, through pipeline: Pipeline,
+    // `nonisolated(nonsending)` here and on `wave`: they run on `send`'s executor, without
+    // the executor switch an async function's entry makes otherwise.
+    nonisolated(nonsending) func run(_ event: NotificationEvent, only sinkNames: [String]?, through pipeline: Pipeline,
              tracing: Bool = false) async throws(EventError) -> (event: RoutedEvent, report: DeliveryReport) {
-        var routed = RoutedEvent(event, only: sinkNames, tracing: tracing)
-        for stage in pipeline.event { try stage.run(&routed) }
+        var routing = RoutedEvent(event, only: sinkNames, tracing: tracing)
+        for stage in pipeline.event { try stage.run(&routing) }
+        // A constant from here on: the waves borrow it instead of copying a variable.
+        let routed = consume routing
         let resolved = pipeline.fanOut.resolve(routed)
         guard routed.droppedBy == nil else {
             return (routed, DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
@@ -14,14 +18,16 @@ extension NotificationRouter {
         var outcomes = await wave(routed.targets, routed, resolved, failoverFor: [:], through: pipeline)
         var failoverFor: [String: [String]] = [:]
         var failover: [RouteTarget] = []  // each under the route of the first sink it stands in for
-        for (target, outcome) in zip(routed.targets, outcomes) {
-            guard let route = target.route, !route.failover.isEmpty else { continue }
-            switch outcome.status {
+        // By position, the failover list first: zipping copied every outcome out.
+        for position in routed.targets.indices {
+            let target = routed.targets[position]
+            guard !target.failover.isEmpty, let route = target.route else { continue }
+            switch outcomes[position].status {
             case .failed, .unavailable: break
             default: continue
             }
             for name in route.failover where !routed.targets.contains(where: { $0.sinkName == name }) {
-                if failoverFor[name] == nil { failover.append(RouteTarget(sinkName: name, label: target.label, route: route)) }
+                if failoverFor[name] == nil { failover.append(RouteTarget(sinkName: name, label: target.label, route: route, instance: instances[name])) }
                 failoverFor[name, default: []].append(target.sinkName)
             }
         }
@@ -33,7 +39,7 @@ extension NotificationRouter {
     }
 
     /// Fan-out, the policy stages in one state transaction, deliver, record.
-    private func wave(_ targets: [RouteTarget], _ event: RoutedEvent, _ resolved: ResolvedEvent, failoverFor: [String: [String]],
+    private nonisolated(nonsending) func wave(_ targets: [RouteTarget], _ event: RoutedEvent, _ resolved: ResolvedEvent, failoverFor: [String: [String]],
                       through pipeline: Pipeline) async -> [SinkOutcome] {
         var wave = pipeline.fanOut.run(targets, event, resolved: resolved, failoverFor: failoverFor)
         let keepsState = pipeline.deliver.keepsState
@@ -42,10 +48,13 @@ extension NotificationRouter {
                 try store.withState(discardingChanges: !keepsState) { state in
                     let context = PolicyContext(now: clock.now(), state: state, maxEntries: configuration.state.maxEntries,
                                                 countUpdates: keepsState ? countUpdates : nil)
-                    for position in wave.flows.indices {
-                        for stage in pipeline.policy {
-                            stage.decide(&wave.flows[position], context)
-                            if wave.flows[position].decision.suppressed != nil { break }
+                    // The stages called in place: iterating the array copied each existential out.
+                    pipeline.policy.withUnsafeBufferPointer { stages in
+                        for position in wave.flows.indices {
+                            for stage in stages.indices {
+                                stages[stage].decide(&wave.flows[position], context)
+                                if wave.flows[position].decision.suppressed != nil { break }
+                            }
                         }
                     }
                 }

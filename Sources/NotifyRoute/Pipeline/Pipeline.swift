@@ -20,8 +20,8 @@ struct Pipeline: Sendable {
          countUpdates: CountUpdateCoalescer) {
         let cascade = Cascade(configuration)
         event = [NormaliseStage(), RulesStage(configuration, cascade: cascade),
-                 RoutesStage(configuration)]
-        fanOut = FanOutStage(cascade: cascade, instances: instances)
+                 RoutesStage(configuration, instances: instances)]
+        fanOut = FanOutStage(cascade: cascade)
         policy = [InhibitStage(configuration.inhibitRules), QuietHoursStage(), DedupStage(), RateLimitStage(),
                   QuietHoursSummaryStage(), ReplaceStage()]
         self.deliver = deliver
@@ -53,5 +53,6 @@ protocol DeliverStage: Sendable {
     /// False when planning: the policy stages' changes to the state are discarded and no
     /// count update is coalesced, so that planning changes nothing.
     var keepsState: Bool { get }
-    func deliver(_ wave: inout Wave) async
+    /// Runs on its caller's executor: no executor switch per wave.
+    nonisolated(nonsending) func deliver(_ wave: inout Wave) async
 }

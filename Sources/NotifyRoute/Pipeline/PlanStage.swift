@@ -5,7 +5,7 @@
 struct PlanStage: DeliverStage {
     var keepsState: Bool { false }
 
-    func deliver(_ wave: inout Wave) async {
+    nonisolated(nonsending) func deliver(_ wave: inout Wave) async {
         for position in wave.flows.indices {
             wave.flows[position].answer.planned = true
             guard wave.flows[position].decision.suppressed == nil else { continue }

@@ -8,7 +8,7 @@ import Foundation
 /// first event of a later period carries their summary.
 struct RateLimitStage: PolicyStage {
     func decide(_ delivery: inout SinkFlow, _ context: PolicyContext) {
-        guard let rate = delivery.target.route?.rateLimit else { return }
+        guard let rate = delivery.target.rateLimit else { return }
         let key = delivery.policyKey
         var record = context.state.held(.rate, key: key) ?? RouterState.HeldRecord(periodStart: context.now)
         if context.now.timeIntervalSince(record.periodStart) >= rate.per.seconds {

@@ -16,75 +16,111 @@ struct RecordStage: Sendable {
     /// Returns the count updates to send later (see ``CountUpdateCoalescer``).
     func record(_ wave: inout Wave, store: any RouterStateStore, clock: any RouterClock,
                 logger: Logger, planning: Bool) -> [CountUpdateCoalescer.Flush] {
-        var committed: [Int] = []  // positions in flows of the deliveries that showed something
+        // The deliveries that showed something are found again by `committed(_:)`: an
+        // array of their positions was allocated per wave.
+        var firstCommitted: Int?
         var rollbacks: [RouterState.Key] = []
         var finishedUpdates: [RouterState.Key] = []
-        for position in wave.flows.indices {
-            let flow = wave.flows[position]
-            let index = flow.index
-            wave.outcomes[index].duration = flow.answer.duration
-            if flow.answer.planned {
-                if let summary = flow.decision.summary {
-                    wave.outcomes[index].notes.append("would deliver first: a summary of \(summary.held) events held \(summary.why)")
+        var handles = false  // whether a committed delivery returned a handle to remember
+        // Each flow passed in place from a buffer: copied out of `wave.flows` (an array's
+        // subscript), every flow's references were retained and released once per loop.
+        let flows = wave.flows
+        flows.withUnsafeBufferPointer { flows in
+            for position in flows.indices {
+                switch settle(flows[position], &wave.outcomes[flows[position].index]) {
+                case .none: break
+                case .committed:
+                    if firstCommitted == nil { firstCommitted = position }
+                    if flows[position].answer.receipt?.handle != nil { handles = true }
+                case .rollback(let key): rollbacks.append(key)
+                case .finishedUpdate(let key): finishedUpdates.append(key)
                 }
-                if let error = flow.answer.error {
-                    wave.outcomes[index].status = SinkOutcome.Status(failure: error)
-                } else {
-                    wave.outcomes[index].status = flow.decision.suppressed.map { .suppressed($0) } ?? .planned(flow.decision.intent)
-                }
-                continue
-            }
-            if let summary = flow.decision.summary {
-                wave.outcomes[index].notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
-            }
-            if let suppressed = flow.decision.suppressed {
-                if case .duplicate(let count, let window, _) = suppressed {
-                    if case .updateDuplicateCount = flow.decision.intent { finishedUpdates.append(flow.stateKey) }
-                    if let error = flow.answer.error {
-                        wave.outcomes[index].notes.append("count update failed: \(error.message)")
-                    }
-                    if flow.decision.coalesced {
-                        wave.outcomes[index].notes.append("count update coalesced: the notification will show the latest count")
-                    }
-                    wave.outcomes[index].status = .suppressed(
-                        .duplicate(count: count, window: window, updatedInPlace: flow.answer.receipt != nil))
-                } else {
-                    wave.outcomes[index].status = .suppressed(suppressed)
-                }
-            } else if let receipt = flow.answer.receipt {
-                wave.outcomes[index].handle = receipt.handle
-                wave.outcomes[index].notes += receipt.notes
-                switch (receipt.disposition, flow.decision.intent) {
-                case (.queued(let reason), _): wave.outcomes[index].status = .queued(reason: reason)
-                case (.delivered, .replace(let previous)): wave.outcomes[index].status = .replaced(previous: previous)
-                case (.delivered, _): wave.outcomes[index].status = .delivered
-                }
-                committed.append(position)
-            } else if let error = flow.answer.error {
-                wave.outcomes[index].status = SinkOutcome.Status(failure: error)
-                // A failed delivery must not make the next attempt look like a duplicate.
-                if flow.decision.createdWindow { rollbacks.append(flow.stateKey) }
             }
         }
         if !planning { log(wave.outcomes, logger) }
-        let inhibits = !inhibitRules.isEmpty && !committed.isEmpty
-        if committed.contains(where: { wave.flows[$0].answer.receipt?.handle != nil }) || !rollbacks.isEmpty || inhibits {
+        let inhibits = !inhibitRules.isEmpty && firstCommitted != nil
+        if handles || !rollbacks.isEmpty || inhibits {
             let now = clock.now()
             _ = try? store.withState { state in
-                for position in committed {
-                    let flow = wave.flows[position]
-                    guard let handle = flow.answer.receipt?.handle else { continue }
-                    if let key = flow.handleKey {
+                for position in flows.indices where Self.committed(flows[position]) {
+                    guard let handle = flows[position].answer.receipt?.handle else { continue }
+                    if let key = flows[position].handleKey {
                         state.storeHandle(RouterState.HandleRecord(handle: handle, lastUsed: now), forKey: key)
                     }
-                    state.setDedupHandle(handle, forKey: flow.stateKey)
+                    state.setDedupHandle(handle, forKey: flows[position].stateKey)
                 }
-                if inhibits { recordInhibitor(wave.flows[committed[0]].event, now: now, state: state) }
+                if inhibits, let firstCommitted { recordInhibitor(flows[firstCommitted].event, now: now, state: state) }
                 for key in rollbacks { state.removeDedup(forKey: key) }
                 state.evictHandles(maxEntries: maxEntries)
             }
         }
-        return countUpdates.isEmpty ? [] : settleCountUpdates(wave.flows, finishedUpdates, now: clock.now())
+        return countUpdates.isEmpty ? [] : settleCountUpdates(flows, finishedUpdates, now: clock.now())
+    }
+
+    /// What ``settle(_:_:)`` leaves for the wave's state transaction.
+    private enum Settled {
+        case none
+        /// Showed something: its handle is remembered.
+        case committed
+        /// Failed: its new dedup window is undone.
+        case rollback(RouterState.Key)
+        /// A count update that has returned.
+        case finishedUpdate(RouterState.Key)
+    }
+
+    /// One flow's outcome from what its sink answered (or, planning, would be asked).
+    /// Whether ``settle(_:_:)`` settles `flow` as ``Settled/committed``.
+    private static func committed(_ flow: borrowing SinkFlow) -> Bool {
+        !flow.answer.planned && flow.decision.suppressed == nil && flow.answer.receipt != nil
+    }
+
+    private func settle(_ flow: borrowing SinkFlow, _ outcome: inout SinkOutcome) -> Settled {
+        outcome.duration = flow.answer.duration
+        if flow.answer.planned {
+            if let summary = flow.decision.summary {
+                outcome.notes.append("would deliver first: a summary of \(summary.held) events held \(summary.why)")
+            }
+            if let error = flow.answer.error {
+                outcome.status = SinkOutcome.Status(failure: error)
+            } else {
+                outcome.status = flow.decision.suppressed.map { .suppressed($0) } ?? .planned(flow.decision.intent)
+            }
+            return .none
+        }
+        if let summary = flow.decision.summary {
+            outcome.notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
+        }
+        if let suppressed = flow.decision.suppressed {
+            guard case .duplicate(let count, let window, _) = suppressed else {
+                outcome.status = .suppressed(suppressed)
+                return .none
+            }
+            if let error = flow.answer.error {
+                outcome.notes.append("count update failed: \(error.message)")
+            }
+            if flow.decision.coalesced {
+                outcome.notes.append("count update coalesced: the notification will show the latest count")
+            }
+            outcome.status = .suppressed(.duplicate(count: count, window: window, updatedInPlace: flow.answer.receipt != nil))
+            if case .updateDuplicateCount = flow.decision.intent { return .finishedUpdate(flow.stateKey) }
+            return .none
+        }
+        if let receipt = flow.answer.receipt {
+            outcome.handle = receipt.handle
+            outcome.notes += receipt.notes
+            switch (receipt.disposition, flow.decision.intent) {
+            case (.queued(let reason), _): outcome.status = .queued(reason: reason)
+            case (.delivered, .replace(let previous)): outcome.status = .replaced(previous: previous)
+            case (.delivered, _): outcome.status = .delivered
+            }
+            return .committed
+        }
+        if let error = flow.answer.error {
+            outcome.status = SinkOutcome.Status(failure: error)
+            // A failed delivery must not make the next attempt look like a duplicate.
+            if flow.decision.createdWindow { return .rollback(flow.stateKey) }
+        }
+        return .none
     }
 
     /// The first delivered event becomes an inhibitor for the rules whose source it matches.
@@ -106,8 +142,8 @@ struct RecordStage: Sendable {
         for key in finishedUpdates {
             if let flush = countUpdates.updateFinished(key: key, now: now) { flushes.append(flush) }
         }
-        for flow in flows where flow.decision.createdWindow && flow.capabilities.canReplace {
-            if let flush = countUpdates.originalFinished(key: flow.stateKey, handle: flow.answer.receipt?.handle, now: now) {
+        for position in flows.indices where flows[position].decision.createdWindow && flows[position].capabilities.canReplace {
+            if let flush = countUpdates.originalFinished(key: flows[position].stateKey, handle: flows[position].answer.receipt?.handle, now: now) {
                 flushes.append(flush)
             }
         }

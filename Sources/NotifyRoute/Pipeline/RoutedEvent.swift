@@ -26,6 +26,8 @@ struct RoutedEvent: Sendable {
     var ruleTraces: [Trace] = []
     var routeTraces: [Trace] = []
 
+    // Inlined: made out of line, the event was built in a temporary and copied out whole.
+    @inline(__always)
     init(_ event: NotificationEvent, only: [String]?, tracing: Bool) {
         explicit = event
         self.only = only
@@ -42,11 +44,27 @@ final class RouteTarget: Sendable {
     let label: String
     /// `nil` for the fallback and for `--sink`.
     let route: Route?
+    /// The sink made for ``sinkName``; `nil` when the config has none.
+    let instance: SinkInstance?
+    /// Whether the route or the sink lays values over the rules (``Cascade/layers(route:sink:)``):
+    /// decided once, so that a delivery neither copies the route's effects nor the sink's declaration.
+    let layers: Bool
+    /// The route's policies, which every delivery reads: reading them through ``route``
+    /// copied the whole route out of its optional.
+    let dedupWindow: Duration?, rateLimit: RateLimit?, quietHours: QuietHours?
+    /// The route's failover sinks (none for the fallback and `--sink`).
+    let failover: [String]
 
-    init(sinkName: String, label: String, route: Route?) {
+    init(sinkName: String, label: String, route: Route?, instance: SinkInstance?) {
         self.sinkName = sinkName
         self.label = label
         self.route = route
+        self.instance = instance
+        dedupWindow = route?.dedupWindow
+        rateLimit = route?.rateLimit
+        quietHours = route?.quietHours
+        failover = route?.failover ?? []
+        layers = Cascade.layers(route: route?.effects, sink: instance?.declaration)
     }
 
     static func label(_ what: String, _ index: Int, _ name: String?) -> String {

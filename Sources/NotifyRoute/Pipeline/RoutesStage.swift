@@ -8,15 +8,23 @@ struct RoutesStage: EventStage {
     let fallback: [RouteTarget]
     /// Turns away, by the first byte of the source, the routes that cannot match.
     let index: RouteIndex
+    let instances: [String: SinkInstance]
+    /// Per route, whether its targets name every sink once: the first match's targets
+    /// are then the event's as they are, without a new array.
+    let distinct: [Bool]
 
-    init(_ configuration: RouterConfiguration) {
+    init(_ configuration: RouterConfiguration, instances: [String: SinkInstance]) {
+        self.instances = instances
         routes = configuration.routes
         let labels = configuration.routes.indices.map { RouteTarget.label("route", $0, configuration.routes[$0].name) }
         self.labels = labels
         targets = configuration.routes.indices.map { index in
-            configuration.routes[index].sinks.map { RouteTarget(sinkName: $0, label: labels[index], route: configuration.routes[index]) }
+            configuration.routes[index].sinks.map {
+                RouteTarget(sinkName: $0, label: labels[index], route: configuration.routes[index], instance: instances[$0])
+            }
         }
-        fallback = configuration.fallback.map { RouteTarget(sinkName: $0, label: "fallback", route: nil) }
+        distinct = configuration.routes.map { Set($0.sinks).count == $0.sinks.count }
+        fallback = configuration.fallback.map { RouteTarget(sinkName: $0, label: "fallback", route: nil, instance: instances[$0]) }
         index = RouteIndex(configuration.routes.map(\.matcher))
     }
 
@@ -24,7 +32,7 @@ struct RoutesStage: EventStage {
         guard event.droppedBy == nil else { return }
         if let only = event.only {
             event.matchedRoutes = ["--sink"]
-            event.targets = only.map { RouteTarget(sinkName: $0, label: "--sink", route: nil) }
+            event.targets = only.map { RouteTarget(sinkName: $0, label: "--sink", route: nil, instance: instances[$0]) }
             return
         }
         var stopped = false
@@ -35,9 +43,10 @@ struct RoutesStage: EventStage {
                                                reasons: ["not tried: an earlier route matched without `continue`"], detail: ""))
                 continue
             }
-            let route = routes[position]
+            // Fields read in place: a copy of the route cost more than its matcher.
             let matched: Bool
             if event.tracing {
+                let route = routes[position]
                 let verdict = route.matcher.explain(event.subject)
                 matched = verdict.matched
                 event.routeTraces.append(.init(
@@ -49,10 +58,14 @@ struct RoutesStage: EventStage {
             }
             guard matched else { continue }
             event.matchedRoutes.append(labels[position])
-            for target in targets[position] where !event.targets.contains(where: { $0.sinkName == target.sinkName }) {
-                event.targets.append(target)
+            if event.targets.isEmpty && distinct[position] {
+                event.targets = targets[position]
+            } else {
+                for target in targets[position] where !event.targets.contains(where: { $0.sinkName == target.sinkName }) {
+                    event.targets.append(target)
+                }
             }
-            if !route.continues { stopped = true }
+            if !routes[position].continues { stopped = true }
         }
         if event.matchedRoutes.isEmpty {
             if fallback.isEmpty {

@@ -3,36 +3,49 @@
 struct RulesStage: EventStage {
     let rules: [RoutingRule]
     let labels: [String]
+    /// Per rule, whether it sets a value that matchers see: only then is the subject remade.
+    let changesSubject: [Bool]
     let cascade: Cascade
 
     init(_ configuration: RouterConfiguration, cascade: Cascade) {
         rules = configuration.rules
+        changesSubject = configuration.rules.map {
+            $0.effects.level != nil || $0.effects.source != nil || $0.effects.app != nil || $0.effects.category != nil
+                || !$0.effects.tags.isEmpty
+        }
         labels = configuration.rules.indices.map { RouteTarget.label("rule", $0, configuration.rules[$0].name) }
         self.cascade = cascade
     }
 
     func run(_ event: inout RoutedEvent) throws(EventError) {
         event.subject = cascade.subject(event.explicit, rules: event.ruleLayer)
-        for index in rules.indices {
-            let rule = rules[index]
-            let matched: Bool
-            if event.tracing {
-                let verdict = rule.matcher.explain(event.subject)
-                matched = verdict.matched
-                event.ruleTraces.append(.init(label: labels[index], matched: matched, reasons: verdict.reasons,
-                                              detail: Self.describe(rule.effects)))
-            } else {
-                matched = rule.matcher.matches(event.subject)
-            }
-            guard matched else { continue }
-            event.matchedRules.append(labels[index])
-            event.ruleLayer.apply(rule.effects)
-            event.subject = cascade.subject(event.explicit, rules: event.ruleLayer)
-            if rule.effects.drop {
-                event.droppedBy = labels[index]
-                return
+        // Each rule read in place from a buffer: copied out of the array, a rule's
+        // references were retained and released for every event.
+        rules.withUnsafeBufferPointer { rules in
+            for index in rules.indices {
+                if apply(rules[index], at: index, to: &event) { return }
             }
         }
+    }
+
+    /// Applies one rule if it matches; true when it drops the event.
+    private func apply(_ rule: RoutingRule, at index: Int, to event: inout RoutedEvent) -> Bool {
+        let matched: Bool
+        if event.tracing {
+            let verdict = rule.matcher.explain(event.subject)
+            matched = verdict.matched
+            event.ruleTraces.append(.init(label: labels[index], matched: matched, reasons: verdict.reasons,
+                                          detail: Self.describe(rule.effects)))
+        } else {
+            matched = rule.matcher.matches(event.subject)
+        }
+        guard matched else { return false }
+        event.matchedRules.append(labels[index])
+        event.ruleLayer.apply(rule.effects)
+        if changesSubject[index] { event.subject = cascade.subject(event.explicit, rules: event.ruleLayer) }
+        guard rule.effects.drop else { return false }
+        event.droppedBy = labels[index]
+        return true
     }
 
     /// What a rule sets, as `explain` shows it.

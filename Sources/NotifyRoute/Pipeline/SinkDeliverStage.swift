@@ -4,10 +4,14 @@
 struct SinkDeliverStage: DeliverStage {
     var keepsState: Bool { true }
 
-    func deliver(_ wave: inout Wave) async {
+    nonisolated(nonsending) func deliver(_ wave: inout Wave) async {
         if !wave.flows.contains(where: { $0.decision.sendsSomething && !$0.capabilities.deliversInline }) {
             for position in wave.flows.indices where wave.flows[position].decision.sendsSomething {
-                wave.flows[position].answer = await Self.deliver(wave.flows[position])
+                if wave.flows[position].decision.summary != nil {
+                    wave.flows[position].answer = await Self.deliver(wave.flows[position])
+                } else {
+                    await Self.deliverInline(&wave.flows[position])
+                }
             }
             return
         }
@@ -22,6 +26,21 @@ struct SinkDeliverStage: DeliverStage {
             return answers
         }
         for (position, answer) in answers { wave.flows[position].answer = answer }
+    }
+
+    /// One delivery to a sink that answers at once, without a summary: the sink's
+    /// `deliver` called in place, without `attempt` and without copying the flow (each
+    /// async call cost a task-allocated frame, each copy of the flow its references).
+    private static nonisolated(nonsending) func deliverInline(_ flow: inout SinkFlow) async {
+        let started = ContinuousClock.now
+        let delivery = SinkDelivery(event: flow.event, sinkName: flow.target.sinkName, intent: flow.decision.intent,
+                                    deadline: started.advanced(by: flow.instance.deadline), duplicateCount: flow.decision.count)
+        do {
+            flow.answer.receipt = try await flow.instance.sink.deliver(delivery)
+        } catch {
+            flow.answer.error = SinkError(wrapping: error)
+        }
+        flow.answer.duration = ContinuousClock.now - started
     }
 
     /// One sink's delivery, after the summary of what a policy held back, if any.

@@ -25,6 +25,8 @@ struct PolicyDecision: Sendable {
 
 extension Duration {
     var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
+        // `components` read once: each read divides the 128-bit attoseconds.
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -3,11 +3,21 @@ final class SinkInstance: Sendable {
     let declaration: SinkDeclaration
     let sink: any NotificationSink
     let deadline: Duration
+    /// The name's `hashValue`, hashed once for the state keys of every delivery; `nil`
+    /// when the name holds U+001E (see ``RouterState/Key/init(sink:key:)``).
+    let nameHash: Int?
 
     init(declaration: SinkDeclaration, sink: any NotificationSink, deadline: Duration) {
         self.declaration = declaration
         self.sink = sink
         self.deadline = deadline
+        nameHash = declaration.name.utf8.contains(0x1E) ? nil : declaration.name.hashValue
+    }
+
+    /// The state's key of `key` on this sink; `keyHash` is `key.hashValue`.
+    func stateKey(_ key: String, keyHash: Int) -> RouterState.Key {
+        guard let nameHash else { return RouterState.Key(sink: declaration.name, key: key) }
+        return RouterState.Key(plainSink: declaration.name, sinkHash: nameHash, key: key, keyHash: keyHash)
     }
 
     /// One call to the sink under its deadline. `inline`: the sink's
