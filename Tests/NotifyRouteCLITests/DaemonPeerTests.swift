@@ -5,7 +5,7 @@ import Testing
 /// Who may hand events to `notify-route serve`: its own user, and whom `serve.allow`
 /// names. Clients of another uid are real processes (`setpriv`), so the kernel's
 /// SO_PEERCRED is what the daemon checks. Needs root to become another user; CI runs as root.
-@Suite(.serialized, .enabled(if: (PrivateJournal.isAvailable || TestEnvironment.componentsRequired) && getuid() == 0,
+@Suite(.serialized, .enabled(if: (PrivateJournal.isAvailable || TestEnvironment.componentsRequired) && TestEnvironment.runsAsRoot,
                              "needs root (to run a client as uid 65534) and the private journald of Tests/with-components.sh"))
 struct DaemonPeerTests {
     init() throws {

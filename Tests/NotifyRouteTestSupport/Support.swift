@@ -17,6 +17,10 @@ public enum TestEnvironment {
     /// True when tests that need real components must run (and so must fail if one is missing).
     public static var componentsRequired: Bool { isCI || componentsStarted }
 
+    /// Tests that give files to other users or run as them need root: CI runs as root, so
+    /// there a missing root fails them instead of skipping them.
+    public static var runsAsRoot: Bool { getuid() == 0 || isCI }
+
     /// The directory holding the built products (`.build/debug`), found from the test bundle's path.
     public static var productsDirectory: URL {
         let arguments = CommandLine.arguments

@@ -1,6 +1,7 @@
 import Foundation
 import NotifyRoute
 import NotifyRouteTesting
+import NotifyRouteTestSupport
 import Synchronization
 import Testing
 
@@ -236,7 +237,7 @@ import Testing
         #expect(try record(store, "after", at: 3) == 2)
     }
 
-    @Test(.enabled(if: getuid() == 0, "needs root to give a file to another user"))
+    @Test(.enabled(if: TestEnvironment.runsAsRoot, "needs root to give a file to another user"))
     func aDatabaseOwnedByAnotherUserIsSetAside() throws {
         let path = try directory()
         try record(store(path), "k")
@@ -353,7 +354,7 @@ import Testing
         #expect(throws: StateDirectory.Refused.self) { try StateDirectory.prepare(link) }
     }
 
-    @Test(.enabled(if: getuid() == 0, "needs root to give a directory to another user"))
+    @Test(.enabled(if: TestEnvironment.runsAsRoot, "needs root to give a directory to another user"))
     func ownedByAnotherUserIsRefused() throws {
         let path = fresh()
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -390,7 +391,7 @@ import Testing
 
     /// Root with another user's runtime directory (`sudo -E`): that user could swap root's
     /// state directory for a link into theirs. Root's state goes to its own directory.
-    @Test(.enabled(if: getuid() == 0, "needs root to give a directory to another user"))
+    @Test(.enabled(if: TestEnvironment.runsAsRoot, "needs root to give a directory to another user"))
     func anotherUsersRuntimeDirectoryIsPassedOver() throws {
         let runtime = fresh(), temporary = fresh()
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
