@@ -2,22 +2,24 @@ import Logging
 import NotifyRoute
 
 /// Deliveries a network sink failed with a retryable error (a 5xx, no connection, no answer
-/// in time), tried again by the daemon with exponential backoff and full jitter, as
+/// in time), tried again by the daemon with exponential backoff and jitter, as
 /// Prometheus' notifier and AWS's backoff advice do, until the sink accepts, answers with
 /// a permanent error, or the entry is older than ``Policy/maximumAge``.
 ///
-/// At most ``Policy/capacity`` deliveries wait at once; one more is dropped at once. Every
-/// drop is logged with its reason and counted (``counts``, shown by `notify-route status`):
-/// nothing disappears silently. A one-shot `send` has no queue: its report says
-/// `retryable` and its failover gets the event.
+/// Each sink has its own bounds: the ``Policy`` given here, with what its config entry sets
+/// (`retry_queue`, `retry_max_age`, `retry_backoff`, `retry_backoff_max`, declared and checked
+/// by the network plugins). At most ``Policy/capacity`` deliveries of a sink wait at once;
+/// one more is dropped at once. Every drop is logged with its reason and counted
+/// (``counts``, shown by `notify-route status`): nothing disappears silently. A one-shot
+/// `send` has no queue: its report says `retryable` and its failover gets the event.
 public actor RetryQueue {
-    public struct Policy: Sendable {
+    public struct Policy: Hashable, Sendable {
         /// The first retry waits up to this long; each next one twice as long, up to ``maximumDelay``.
         public var initialDelay: Duration
         public var maximumDelay: Duration
         /// A delivery is dropped once its next attempt would come later than this after its first failure.
         public var maximumAge: Duration
-        /// How many deliveries may wait at once.
+        /// How many deliveries of one sink may wait at once.
         public var capacity: Int
 
         public init(
@@ -29,11 +31,38 @@ public actor RetryQueue {
             self.maximumAge = maximumAge
             self.capacity = capacity
         }
+
+        /// This policy with what `declaration`'s retry keys set. The plugin checked them when
+        /// the config loaded, so a value that does not read here cannot occur; it keeps the default.
+        public func overridden(by declaration: SinkDeclaration) -> Policy {
+            let options = declaration.options
+            var policy = self
+            if let capacity = try? options.int("retry_queue", in: 0...1_000_000) { policy.capacity = capacity }
+            if let age = try? options.duration("retry_max_age") { policy.maximumAge = age }
+            if let delay = try? options.duration("retry_backoff") { policy.initialDelay = delay }
+            if let delay = try? options.duration("retry_backoff_max") { policy.maximumDelay = delay }
+            policy.maximumDelay = max(policy.maximumDelay, policy.initialDelay)
+            return policy
+        }
     }
 
-    /// Per sink: deliveries retried to success, and dropped.
+    /// Per sink: deliveries retried to success, dropped, and waiting for their next attempt
+    /// now, with the reason of the latest drop.
     public struct Counts: Codable, Hashable, Sendable {
-        public var recovered = 0, dropped = 0
+        public var recovered = 0, dropped = 0, waiting = 0
+        public var lastDropped: String?
+
+        public init(recovered: Int = 0, dropped: Int = 0, waiting: Int = 0, lastDropped: String? = nil) {
+            self.recovered = recovered
+            self.dropped = dropped
+            self.waiting = waiting
+            self.lastDropped = lastDropped
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case recovered, dropped, waiting
+            case lastDropped = "last_dropped"
+        }
     }
 
     /// The sink kinds whose failures are retried: those whose failure is about the path to
@@ -46,10 +75,11 @@ public actor RetryQueue {
         return error.isRetryable
     }
 
+    /// The bounds of a sink whose config entry sets none.
     public let policy: Policy
     public private(set) var counts: [String: Counts] = [:]
-    /// Deliveries waiting for their next attempt now.
-    public private(set) var waiting = 0
+    /// Deliveries of every sink waiting for their next attempt now.
+    public var waiting: Int { counts.values.reduce(0) { $0 + $1.waiting } }
     private let logger = Logger(label: "notify-route.retry")
 
     public init(policy: Policy = Policy()) {
@@ -57,25 +87,30 @@ public actor RetryQueue {
     }
 
     /// Queues every retryable failure of a network sink in `report`, to be retried through
-    /// `router`'s sink of that name.
+    /// `router`'s sink of that name, within that sink's bounds.
     public func schedule(_ report: DeliveryReport, router: NotificationRouter) {
         for outcome in report.outcomes where Self.isRetried(outcome) {
-            guard case .failed(let error) = outcome.status, let sink = router.sink(named: outcome.sink) else { continue }
-            guard waiting < policy.capacity else {
-                drop(outcome.sink, "the retry queue is full (\(policy.capacity) waiting); last error: \(error.message)", title: report.event.title)
+            guard case .failed(let error) = outcome.status, let sink = router.sink(named: outcome.sink),
+                  let declaration = router.configuration.sinks.first(where: { $0.name == outcome.sink })
+            else { continue }
+            let policy = policy.overridden(by: declaration)
+            guard counts[outcome.sink, default: Counts()].waiting < policy.capacity else {
+                let full = policy.capacity == 0 ? "retry_queue is 0" : "the retry queue is full (\(policy.capacity) waiting)"
+                drop(outcome.sink, "\(full); last error: \(error.message)", title: report.event.title)
                 continue
             }
-            waiting += 1
-            let deadline = Self.deadline(of: outcome.sink, in: router.configuration)
+            counts[outcome.sink, default: Counts()].waiting += 1
+            let deadline = declaration.deadline ?? router.configuration.defaults.deadline ?? .seconds(5)
             let event = report.event
-            Task { await self.retry(event, to: sink, named: outcome.sink, deadline: deadline, lastError: error) }
+            Task { await self.retry(event, to: sink, named: outcome.sink, policy: policy, deadline: deadline, lastError: error) }
         }
     }
 
     private func retry(
-        _ event: ResolvedEvent, to sink: any NotificationSink, named name: String, deadline: Duration, lastError: SinkError
+        _ event: ResolvedEvent, to sink: any NotificationSink, named name: String, policy: Policy, deadline: Duration,
+        lastError: SinkError
     ) async {
-        defer { waiting -= 1 }
+        defer { counts[name, default: Counts()].waiting -= 1 }
         let firstFailure = ContinuousClock.now
         var lastError = lastError
         var attempt = 0
@@ -111,19 +146,16 @@ public actor RetryQueue {
 
     private func drop(_ sink: String, _ reason: String, title: String) {
         counts[sink, default: Counts()].dropped += 1
+        counts[sink, default: Counts()].lastDropped = reason
         logger.error("dropped a delivery", metadata: ["sink": "\(sink)", "title": "\(title)", "reason": "\(reason)"])
     }
 
-    /// Full jitter: uniformly between half and all of `initialDelay · 2^attempt`, capped,
+    /// Jitter: uniformly between half and all of `initialDelay · 2^attempt`, capped,
     /// so that many daemons that failed together do not retry together.
     static func delay(attempt: Int, policy: Policy) -> Duration {
         var ceiling = policy.initialDelay
         for _ in 0..<min(attempt, 30) where ceiling < policy.maximumDelay { ceiling *= 2 }
         ceiling = min(ceiling, policy.maximumDelay)
         return ceiling * Double.random(in: 0.5...1.0)
-    }
-
-    static func deadline(of sink: String, in configuration: RouterConfiguration) -> Duration {
-        configuration.sinks.first { $0.name == sink }?.deadline ?? configuration.defaults.deadline ?? .seconds(5)
     }
 }

@@ -26,6 +26,8 @@ public actor RouterHost {
     /// Per sink, what happened to the events the daemon routed.
     public struct SinkCounts: Codable, Hashable, Sendable {
         public var delivered = 0, replaced = 0, queued = 0, suppressed = 0, failed = 0, unavailable = 0
+        /// A network sink's failures that `serve` retried to success, dropped, and retries waiting now.
+        public var recovered: Int?, dropped: Int?, retrying: Int?
     }
 
     /// How many records a sink has queued now (a journal sink waiting for journald), or
@@ -146,10 +148,16 @@ public actor RouterHost {
         let uptime = ContinuousClock.now - startedAt
         var sinks = counts
         for sink in router.configuration.sinks where sinks[sink.name] == nil { sinks[sink.name] = SinkCounts() }
+        let retried = await retries.counts
+        for (name, count) in retried {
+            var sink = sinks[name] ?? SinkCounts()
+            (sink.recovered, sink.dropped, sink.retrying) = (count.recovered, count.dropped, count.waiting)
+            sinks[name] = sink
+        }
         return Status(
             pid: pid, config: router.configuration.origin, loadedAt: loadedAt.formatted(.iso8601),
             uptimeSeconds: ((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18) * 1000).rounded() / 1000,
-            reloads: reloads, inFlight: inFlight, sinks: sinks, retries: await retries.counts,
+            reloads: reloads, inFlight: inFlight, sinks: sinks, retries: retried,
             queues: Dictionary(uniqueKeysWithValues: router.configuration.sinks.compactMap { declaration in
                 router.sink(named: declaration.name).map { (declaration.name, Queue(depth: queueDepth($0), pending: $0.hasPendingWork)) }
             }),

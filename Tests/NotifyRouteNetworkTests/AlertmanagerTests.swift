@@ -73,15 +73,56 @@ struct AlertmanagerTests {
         #expect(notifications(resolved, status: "resolved", replaceKey: "backup").count == 1, "\(cluster.logs)")
     }
 
-    /// Nothing listens: the connection is refused (async-http-client keeps trying until
-    /// the deadline); the failover (a webhook) gets the event within the deadline.
+    /// Under `serve`, an open event's alert (sent with a replace key, not closed) is posted
+    /// again before its `endsAt`: still active after three times `resolve_after`, while a
+    /// one-shot event's alert beside it ended on its own, and a reload does not stop that.
+    /// `close` resolves it, the receiver hears of it, and no later re-post makes it fire again.
+    @Test func serveKeepsAnOpenAlertActiveUntilClose() throws {
+        let receiver = try HTTPReceiver.start()
+        let cluster = try AlertmanagerCluster.start(notifying: receiver)
+        defer { cluster.stop(); receiver.stop() }
+        let host = try Self.host(urls: [cluster.peers[0].url], extra: "    resolve_after: 3s")
+        let daemon = try DaemonProcess.start(config: host.config)
+        defer { daemon.stop() }
+        let sent = try ProcessRunner.notifyRoute(["send", "--json", "-l", "error", "-r", "incident", "Database down"], environment: daemon.environment)
+        #expect(decodeObject(sent.standardOutput)["via"] as? String == "daemon", "\(sent.standardOutput) \(sent.standardError)")
+        #expect(sent.status == 0, "\(sent.standardError)")
+        let oneShot = try ProcessRunner.notifyRoute(["send", "-l", "warning", "Deploy slow"], environment: daemon.environment)
+        #expect(oneShot.status == 0, "\(oneShot.standardError)")
+        func active(_ alertname: String) throws -> Bool {
+            try cluster.alerts(active: true).contains { ($0["labels"] as? [String: String])?["alertname"] == alertname }
+        }
+        #expect(try active("Database down") && active("Deploy slow"))
+
+        sleep(10)
+        #expect(try active("Database down"), "resolve_after 3s, 10s later:\n\(daemon.log)\n\(cluster.logs)")
+        #expect(try !active("Deploy slow"), "a one-shot event's alert ends at its endsAt")
+        #expect(notifications(try receiver.requests(), status: "resolved", replaceKey: "incident").isEmpty)
+        // A reload makes new sinks; what the old one kept active stays so.
+        let reloaded = try ProcessRunner.notifyRoute(["reload", "--socket", daemon.socketPath])
+        #expect(reloaded.status == 0, "\(reloaded.standardError)")
+        sleep(6)
+        #expect(try active("Database down"), "6s after a reload:\n\(daemon.log)")
+
+        let closed = try ProcessRunner.notifyRoute(["close", "--json", "-r", "incident"], environment: daemon.environment)
+        #expect(closed.status == 0, "\(closed.standardOutput) \(closed.standardError)")
+        #expect(try !active("Database down"))
+        let resolved = try receiver.wait { notifications($0, status: "resolved", replaceKey: "incident").count >= 1 }
+        #expect(notifications(resolved, status: "resolved", replaceKey: "incident").count == 1)
+        // Longer than a re-post interval (1s): nothing brings it back.
+        sleep(3)
+        #expect(try !active("Database down"), "\(daemon.log)")
+    }
+
+    /// Nothing listens: the connection is refused, which fails the post at once instead of
+    /// waiting out the sink's deadline (5s); the failover (a webhook) gets the event.
     @Test func alertmanagerDownFailsOverWithinTheDeadline() throws {
         let receiver = try HTTPReceiver.start()
         defer { receiver.stop() }
         let port = try FreePort.pick()
         let host = try NotifyRouteHost(
             sinks: """
-                  am: { kind: alertmanager, url: "http://127.0.0.1:\(port)", deadline: 1s }
+                  am: { kind: alertmanager, url: "http://127.0.0.1:\(port)" }
                   spare: { kind: webhook, url: "\(receiver.url)/spare" }
                 """,
             routes: "routes:\n  - to: [am]\n    failover: [spare]")
@@ -92,7 +133,44 @@ struct AlertmanagerTests {
         #expect(am["retryable"] as? Bool == true)
         #expect(report.sink("spare")?["status"] as? String == "delivered")
         #expect(try receiver.requests(path: "/spare").count == 1)
-        #expect(result.duration < .seconds(3), "deadline 1s, took \(result.duration)")
+        #expect(am["error"] as? String == "http://127.0.0.1:\(port)/api/v2/alerts: connection refused")
+        #expect(result.duration < .seconds(2.5), "deadline 5s, took \(result.duration)")
+    }
+
+    /// One peer of a pair is down (its port refuses connections): the other takes the
+    /// event at once, and the report names the one that refused, without waiting out the
+    /// sink's deadline (5s) for a connection that cannot be made.
+    @Test func onePeerDownDeliversThroughTheOtherWithoutWaiting() throws {
+        let receiver = try HTTPReceiver.start()
+        let cluster = try AlertmanagerCluster.start(peers: 2, notifying: receiver)
+        defer { cluster.stop(); receiver.stop() }
+        cluster.stop(peer: 1)
+        let host = try Self.host(urls: cluster.peers.map(\.url))
+        let (result, report) = try host.send(["-r", "half", "Disk full"])
+        #expect(result.status == 0, "\(result.standardError) \(result.standardOutput)")
+        #expect(report.sink("am")?["status"] as? String == "delivered")
+        let notes = report.sink("am")?["notes"] as? [String] ?? []
+        #expect(notes.contains { $0.contains(cluster.peers[1].url) && $0.contains("connection refused") }, "\(notes)")
+        #expect(result.duration < .seconds(2.5), "deadline 5s, took \(result.duration)")
+        #expect(try cluster.alerts(peer: 0).contains { ($0["labels"] as? [String: String])?["replace_key"] == "half" })
+    }
+
+    /// One peer accepts connections and never answers (a hung process): once the other
+    /// accepted, it gets half a second more, not the rest of the deadline.
+    @Test func aHungPeerDoesNotHoldTheDelivery() throws {
+        let receiver = try HTTPReceiver.start()
+        let cluster = try AlertmanagerCluster.start(notifying: receiver)
+        defer { cluster.stop(); receiver.stop() }
+        let silent = try SilentListener()
+        defer { silent.close() }
+        let host = try Self.host(urls: [cluster.peers[0].url, "http://127.0.0.1:\(silent.port)"])
+        let (result, report) = try host.send(["-r", "hung", "Disk full"])
+        #expect(result.status == 0, "\(result.standardError) \(result.standardOutput)")
+        #expect(report.sink("am")?["status"] as? String == "delivered")
+        let notes = report.sink("am")?["notes"] as? [String] ?? []
+        #expect(notes == ["peer http://127.0.0.1:\(silent.port)/api/v2/alerts: no answer 500ms after another peer accepted"], "\(notes)")
+        #expect(result.duration < .seconds(2.5), "deadline 5s, took \(result.duration)")
+        #expect(try cluster.alerts().contains { ($0["labels"] as? [String: String])?["replace_key"] == "hung" })
     }
 
     /// It accepts the connection and never answers: the sink gives up at its deadline,
@@ -138,6 +216,16 @@ struct AlertmanagerTests {
         let plain = try host.run(["send", "Disk full"])
         #expect(plain.status == 1)
         #expect(plain.standardError.contains("am: failed: ") && plain.standardError.contains("answered 400: "), "\(plain.standardError)")
+    }
+
+    /// Alertmanager's schema refuses a generatorURL that is not a URI (422, every post):
+    /// caught when the config loads instead.
+    @Test func aGeneratorURLThatIsNotAURLIsAConfigError() throws {
+        let host = try Self.host(urls: ["http://127.0.0.1:9"], extra: "    generator_url: \"not a uri\"")
+        let result = try host.run(["send", "x"])
+        #expect(result.status == 78)
+        #expect(result.standardError.contains("\(host.config.path):7:5: sink \"am\": \"not a uri\" is not an http:// or https:// URL with a host"),
+                "\(result.standardError)")
     }
 
     /// Two hosts (two state directories) send the same event to both peers of a pair: the

@@ -26,9 +26,13 @@ struct NotifyRouteHost {
     /// `send --json ...`, with its report decoded.
     func send(_ arguments: [String]) throws -> (result: ProcessResult, report: [String: Any]) {
         let result = try run(["send", "--json"] + arguments)
-        let report = (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]) ?? [:]
-        return (result, report)
+        return (result, decodeObject(result.standardOutput))
     }
+}
+
+/// A JSON object printed by the CLI (`--json`), or an empty one.
+func decodeObject(_ text: String) -> [String: Any] {
+    (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]) ?? [:]
 }
 
 extension Dictionary where Key == String, Value == Any {

@@ -102,6 +102,6 @@ struct WebhookTests {
         let status = try ProcessRunner.notifyRoute(["status", "--json", "--socket", daemon.socketPath])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any])
         let retries = try #require(object["retries"] as? [String: [String: Int]], "\(status.standardOutput)")
-        #expect(retries["hook"] == ["recovered": 1, "dropped": 0])
+        #expect(retries["hook"] == ["recovered": 1, "dropped": 0, "waiting": 0])
     }
 }

@@ -15,6 +15,9 @@ public final class AlertmanagerCluster {
         public var url: String
         public var pid: pid_t
         public var log: String
+        /// How it was started, for ``restart(peer:)``.
+        var binary = ""
+        var arguments: [String] = []
     }
 
     public static let binaryName = "prometheus-alertmanager"
@@ -84,26 +87,14 @@ public final class AlertmanagerCluster {
                 for other in 0..<count where other != index { arguments.append("--cluster.peer=127.0.0.1:\(clusterPorts[other])") }
             }
             let log = directory.appendingPathComponent("am-\(index).log").path
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-            posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-            let pid = try ProcessRunner.spawn(binary.path, arguments, environment: ProcessInfo.processInfo.environment, actions: &actions)
-            peers.append(Peer(url: "http://127.0.0.1:\(webPorts[index])", pid: pid, log: log))
+            var peer = Peer(url: "http://127.0.0.1:\(webPorts[index])", pid: 0, log: log, binary: binary.path, arguments: arguments)
+            peer.pid = try Self.spawn(peer)
+            peers.append(peer)
         }
-        let deadline = ContinuousClock.now + .seconds(30)
-        for peer in peers {
-            while try HTTPRequest.get(peer.url + "/-/ready")?.status != 200 {
-                guard ContinuousClock.now < deadline else {
-                    throw ProcessRunner.SpawnError(description: "alertmanager \(peer.url) not ready within 30s:\n\(Self.read(peer.log))")
-                }
-                usleep(50_000)
-            }
-        }
+        try waitUntilReady()
         guard count > 1 else { return }
         // A pair dedups only once each peer knows the other.
+        let deadline = ContinuousClock.now + .seconds(30)
         for peer in peers {
             while true {
                 let status = try HTTPRequest.get(peer.url + "/api/v2/status")
@@ -121,6 +112,36 @@ public final class AlertmanagerCluster {
         }
     }
 
+    private static func spawn(_ peer: Peer) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, peer.log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, peer.log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        return try ProcessRunner.spawn(peer.binary, peer.arguments, environment: ProcessInfo.processInfo.environment, actions: &actions)
+    }
+
+    private func waitUntilReady() throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        for peer in peers where peer.pid > 0 {
+            while try HTTPRequest.get(peer.url + "/-/ready")?.status != 200 {
+                guard ContinuousClock.now < deadline else {
+                    throw ProcessRunner.SpawnError(description: "alertmanager \(peer.url) not ready within 30s:\n\(Self.read(peer.log))")
+                }
+                usleep(50_000)
+            }
+        }
+    }
+
+    /// Starts a peer that ``stop(peer:)`` stopped again, on the same address and storage
+    /// (an Alertmanager that was down and comes back), and waits until it is ready.
+    public func restart(peer index: Int) throws {
+        guard peers[index].pid == 0 else { return }
+        peers[index].pid = try Self.spawn(peers[index])
+        try waitUntilReady()
+    }
+
     /// The alerts a peer holds (`GET /api/v2/alerts`), as decoded JSON.
     public func alerts(peer: Int = 0, active: Bool? = nil) throws -> [[String: Any]] {
         let query = active.map { "?active=\($0)&silenced=true&inhibited=true&unprocessed=true" } ?? ""
@@ -131,7 +152,13 @@ public final class AlertmanagerCluster {
     }
 
     public func stop() {
-        for peer in peers where peer.pid > 0 {
+        for index in peers.indices { stop(peer: index) }
+    }
+
+    /// Stops one peer: its address refuses connections until ``restart(peer:)``.
+    public func stop(peer index: Int) {
+        let peer = peers[index]
+        if peer.pid > 0 {
             kill(peer.pid, SIGTERM)
             var status: Int32 = 0
             let deadline = ContinuousClock.now + .seconds(5)
@@ -144,7 +171,7 @@ public final class AlertmanagerCluster {
                 usleep(20_000)
             }
         }
-        peers = peers.map { Peer(url: $0.url, pid: 0, log: $0.log) }
+        peers[index].pid = 0
     }
 
     /// What the peers logged, for a failure message.

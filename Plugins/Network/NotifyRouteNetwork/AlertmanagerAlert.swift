@@ -56,8 +56,20 @@ struct AlertTemplate: Sendable {
         }
         return AlertmanagerAlert(
             labels: labels, annotations: annotations, startsAt: Self.timestamp(now),
-            endsAt: resolveAfter.map { Self.timestamp(now + TimeInterval(DurationParser.milliseconds($0)) / 1000) },
-            generatorURL: generatorURL)
+            endsAt: endsAt(postedAt: now), generatorURL: generatorURL)
+    }
+
+    /// `alert` posted again at `now`, as an open event's alert is: the same labels, start and
+    /// annotations, and a new `endsAt`.
+    func reposted(_ alert: AlertmanagerAlert, now: Date) -> AlertmanagerAlert {
+        var alert = alert
+        alert.endsAt = endsAt(postedAt: now)
+        return alert
+    }
+
+    /// `resolve_after` past `now`; `nil`: Alertmanager's `resolve_timeout` after it gets the post.
+    func endsAt(postedAt now: Date) -> String? {
+        resolveAfter.map { Self.timestamp(now + TimeInterval(DurationParser.milliseconds($0)) / 1000) }
     }
 
     /// A label name Alertmanager 0.25 accepts: `[a-zA-Z_][a-zA-Z0-9_]*`, every other

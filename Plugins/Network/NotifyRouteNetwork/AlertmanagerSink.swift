@@ -33,6 +33,14 @@ public final class AlertmanagerSink: NotificationSink {
         self.endpoints = endpoints
         self.template = template
         self.timeout = timeout
+        OpenAlerts.shared.adopt(self)
+    }
+
+    /// How often an open event's alert is posted again (see ``OpenAlerts``): three tries
+    /// before it would end, as a third of `resolve_after`, or of 3m without it (Alertmanager's
+    /// `resolve_timeout` is 5m by default).
+    var repostInterval: Duration {
+        max((template.resolveAfter ?? .seconds(180)) / 3, .milliseconds(100))
     }
 
     public var capabilities: SinkCapabilities {
@@ -61,6 +69,9 @@ public final class AlertmanagerSink: NotificationSink {
         }
         batch.insert(alert, at: 0)
         let notes = try await post(batch, deadline: delivery.deadline)
+        for replaced in batch.dropFirst() { OpenAlerts.shared.close(replaced.labels, sink: name) }
+        // Open until `close`: kept active while this process lives.
+        if delivery.event.replaceKey != nil { OpenAlerts.shared.open(alert, sink: self) }
         return SinkReceipt(handle: AlertHandle(alert).handle, notes: notes)
     }
 
@@ -68,30 +79,63 @@ public final class AlertmanagerSink: NotificationSink {
         guard let earlier = AlertHandle(request.handle) else {
             throw SinkError(.failed, "the stored handle is not an Alertmanager alert: \(request.handle)")
         }
+        // Before the post: a re-post must not come after the resolve.
+        OpenAlerts.shared.close(earlier.labels, sink: name)
         let notes = try await post([earlier.resolved(at: Date())], deadline: request.deadline)
         return SinkReceipt(handle: request.handle, notes: notes)
     }
 
-    /// Posts to every peer at once; returns a note per peer that failed when another
-    /// accepted, and throws when none did (retryable when any failure was).
+    /// How long the other peers may still take once one has accepted: a hung peer must not
+    /// hold every delivery until the deadline, and a healthy pair answers within milliseconds.
+    static let peerGrace: Duration = .milliseconds(500)
+
+    /// Posts to every peer at once; returns a note per peer that failed or had not answered
+    /// ``peerGrace`` after another accepted, and throws when none accepted (retryable when any
+    /// failure was).
     func post(_ alerts: [AlertmanagerAlert], deadline: ContinuousClock.Instant) async throws(SinkError) -> [String] {
+        enum Answer: Sendable {
+            case accepted(Int)
+            case failed(Int, SinkError)
+            case graceOver
+        }
         let body = Self.encode(alerts)
-        let failures = await withTaskGroup(of: SinkError?.self) { group in
-            for endpoint in endpoints {
-                group.addTask { [transport, timeout] () -> SinkError? in
+        let (failures, late) = await withTaskGroup(of: Answer.self) { group in
+            for (index, endpoint) in endpoints.enumerated() {
+                group.addTask { [transport, timeout] in
                     do throws(SinkError) {
                         _ = try await transport.post(body, to: endpoint, headers: [], deadline: deadline, timeout: timeout)
-                        return nil
+                        return .accepted(index)
                     } catch {
-                        return error
+                        return .failed(index, error)
                     }
                 }
             }
             var failures: [SinkError] = []
-            for await case let failure? in group { failures.append(failure) }
-            return failures
+            var waiting = Set(endpoints.indices)
+            var accepted = false
+            while !waiting.isEmpty, let answer = await group.next() {
+                switch answer {
+                case .accepted(let index):
+                    waiting.remove(index)
+                    if !accepted && !waiting.isEmpty {
+                        group.addTask { try? await Task.sleep(for: Self.peerGrace); return .graceOver }
+                    }
+                    accepted = true
+                case .failed(let index, let error):
+                    waiting.remove(index)
+                    failures.append(error)
+                case .graceOver:
+                    group.cancelAll()
+                    return (failures, waiting.sorted().map { endpoints[$0] })
+                }
+            }
+            group.cancelAll()
+            return (failures, [String]())
         }
-        if failures.count < endpoints.count { return failures.map { "peer \($0.message)" } }
+        if failures.count < endpoints.count {
+            return failures.map { "peer \($0.message)" }
+                + late.map { "peer \($0): no answer \(DurationParser.format(Self.peerGrace)) after another peer accepted" }
+        }
         let kind: SinkError.Kind = failures.allSatisfy { $0.kind == .timedOut } ? .timedOut : .failed
         throw SinkError(kind, failures.map(\.message).joined(separator: "; "), isRetryable: failures.contains(where: \.isRetryable))
     }
@@ -121,8 +165,8 @@ extension AlertmanagerSink {
             .option("timeout", .duration, default: .implicit("the sink's deadline"), example: "3s",
                     "how long one request may take"),
             .option("resolve_after", .duration, default: .implicit("Alertmanager's resolve_timeout"), example: "1h",
-                    "when a one-shot event's alert resolves on its own"),
-        ],
+                    "how long an alert stays active after a post: a one-shot event's then ends; an open one's (a replace key) is posted again before, until `close`, while the process lives"),
+        ] + NetworkOptions.retryKeys,
         defaultDeadline: .seconds(5)
     ) { options in
         // `url` and `urls` together are one list of peers.
@@ -136,35 +180,20 @@ extension AlertmanagerSink {
         guard !endpoints.isEmpty else {
             throw options.error("needs `url` (or `urls`: every peer of a cluster), for example url: http://127.0.0.1:9093", at: "url")
         }
+        try NetworkOptions.checkRetry(options)
         let field = try options.string("alertname_field")
         if let field, field.isEmpty { throw options.error("alertname_field must name a field", at: "alertname_field") }
         let template = AlertTemplate(
             staticLabels: try options.stringMap("labels") ?? [:],
             instance: try options.string("instance") ?? AlertTemplate.hostName,
-            alertnameField: field, generatorURL: try options.string("generator_url"),
+            alertnameField: field,
+            // Alertmanager's schema wants a URI here and refuses the whole post (422) otherwise.
+            generatorURL: try options.string("generator_url").map { url throws(ConfigError) in
+                _ = try NetworkOptions.baseURL(url, options: options, key: "generator_url")
+                return url
+            },
             resolveAfter: try NetworkOptions.positiveDuration("resolve_after", options: options))
         return AlertmanagerSink(name: options.sinkName, endpoints: endpoints, template: template,
                                 timeout: try NetworkOptions.positiveDuration("timeout", options: options))
-    }
-}
-
-/// Option checks the network sinks share.
-enum NetworkOptions {
-    /// `url` without a trailing slash, after checking it is an http(s) URL with a host.
-    static func baseURL(_ url: String, options: SinkOptions, key: String) throws(ConfigError) -> String {
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = parsed.host, !host.isEmpty
-        else {
-            throw options.error("\"\(url)\" is not an http:// or https:// URL with a host", at: key)
-        }
-        var url = url
-        while url.hasSuffix("/") { url.removeLast() }
-        return url
-    }
-
-    static func positiveDuration(_ key: String, options: SinkOptions) throws(ConfigError) -> Duration? {
-        guard let duration = try options.duration(key) else { return nil }
-        guard duration > .zero else { throw options.error("\(key) must be longer than 0s", at: key) }
-        return duration
     }
 }

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
@@ -7,9 +12,20 @@ import NotifyRoute
 /// needs it: delivered (2xx), a permanent failure (4xx: the same request would fail again),
 /// or a retryable one (5xx, no connection, no answer in time).
 ///
-/// Connections come from `HTTPClient.shared`, whose pool keeps them alive between
+/// Connections come from one client for the process, whose pool keeps them alive between
 /// deliveries: a daemon posts over the same connection; a one-shot `send` opens one.
 struct HTTPTransport: Sendable {
+    /// `HTTPClient.shared`'s settings, except that a connection that cannot be made (refused,
+    /// no route) fails its request at once instead of being tried again until the deadline:
+    /// the route's failover, the other peers of a pair and `serve`'s retry queue are the
+    /// retries, and a sink that waited out its deadline on a dead peer would leave them no time.
+    /// Made on first use and never shut down, as `HTTPClient.shared` is.
+    static let sharedClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
     /// How much of an error answer is kept for the report: enough for Alertmanager's message.
     static let errorBodyLimit = 4_096
 
@@ -18,7 +34,7 @@ struct HTTPTransport: Sendable {
         var body: String
     }
 
-    var client: HTTPClient = .shared
+    var client: HTTPClient = Self.sharedClient
 
     /// POSTs `body` to `url` and returns the answer when it is a 2xx; otherwise throws a
     /// ``SinkError`` that says what came back and whether trying again could help.
@@ -60,10 +76,16 @@ struct HTTPTransport: Sendable {
         }
     }
 
-    /// The body of an error answer as one line: Alertmanager answers a JSON string.
+    /// The body of an error answer as one line: Alertmanager answers a JSON string for what
+    /// it refuses itself (a 400), an object with a `message` for what its API schema refuses (a 422).
     static func excerpt(_ body: String) -> String {
+        struct Problem: Decodable { var message: String }
         var text = body.trimmingWhitespace
-        if text.count >= 2, text.first == "\"", text.last == "\"" { text = String(text.dropFirst().dropLast()) }
+        if let decoded = try? JSONDecoder().decode(String.self, from: Data(text.utf8)) {
+            text = decoded
+        } else if let problem = try? JSONDecoder().decode(Problem.self, from: Data(text.utf8)) {
+            text = problem.message
+        }
         text = String(text.map { $0.isNewline ? " " : $0 })
         if text.isEmpty { return "" }
         if text.utf8.count > errorBodyLimit { text = String(text.prefix(errorBodyLimit)) + "…" }

@@ -122,12 +122,13 @@ extension WebhookSink {
                     "a file holding a bearer token (Authorization: Bearer); refused when others can read it; read at each delivery while it does not exist"),
             .option("timeout", .duration, default: .implicit("the sink's deadline"), example: "3s",
                     "how long one request may take"),
-        ],
+        ] + NetworkOptions.retryKeys,
         defaultDeadline: .seconds(5)
     ) { options in
         guard let url = try options.string("url") else {
             throw options.error("needs `url`, for example url: https://hooks.example/notify", at: "url")
         }
+        try NetworkOptions.checkRetry(options)
         var headers: [(String, String)] = []
         for (name, value) in (try options.stringMap("headers") ?? [:]).sorted(by: { $0.key < $1.key }) {
             guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
