@@ -115,6 +115,8 @@ if [ "$MODE" = short ]; then ROUTE=20000; KEYS=100000; JOURNAL=10000; STORM=2000
 else ROUTE=1000000; KEYS=10000000; JOURNAL=100000; STORM=100000; fi
 # The state database: per-event cost at 1k, 100k and 1M keys; ingest of distinct keys through the CLI.
 if [ "$MODE" = short ]; then STATE=2000; INGEST=20000; else STATE=20000; INGEST=1000000; fi
+# A send to a real Alertmanager on loopback: one-shot, through `serve`, and a terminal send beside them.
+if [ "$MODE" = short ]; then AMRUNS=20; else AMRUNS=200; fi
 gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications \
   --method org.freedesktop.DBus.Mock.ClearCalls >/dev/null
 {
@@ -124,6 +126,8 @@ gdbus call --session --dest org.freedesktop.Notifications --object-path /org/fre
   "$BIN/notify-route-bench" memory "$KEYS"
   "$BIN/notify-route-bench" state "$STATE"
   bash Tests/Benchmarks/state-ingest.sh "$BIN" "$INGEST"
+  bash Tests/Benchmarks/alertmanager-send.sh "$BIN" "$AMRUNS" "$WORK/hf-alertmanager.json" ||
+    echo "alertmanager-send.sh failed (is prometheus-alertmanager installed? .ci/setup)"
   "$BIN/journal-sendv" "$JOURNAL"
   "$BIN/notify-route-bench" journal "$JOURNAL"
   gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications \
@@ -183,6 +187,10 @@ if len(dd) >= 2: row("send --sink desktop through serve (dbusmock)", dd[1], dd[0
 if len(dd) == 3: row("the same, BEFORE_NR's client", dd[2], dd[0], "")
 if len(dj) >= 2: row("send --sink journal through serve", dj[1], dj[0], "≤ 1.0× logger --journald")
 if len(dj) == 3: row("the same, BEFORE_NR's client", dj[2], dj[0], "")
+am = hf("alertmanager")
+if len(am) == 3:
+    row("send to Alertmanager on loopback, one-shot", am[0], am[2], "")
+    row("send to Alertmanager on loopback, through serve", am[1], am[2], "")
 if a and d:
     print(f"| Apprise `dbus://?image=no` vs send --sink desktop | {d[1][1]:.2f} ms | apprise {a[0][1]:.1f} ms | "
           f"{a[0][1] / d[1][1]:.0f}× faster | ≥ 60× faster |")
