@@ -5,9 +5,11 @@ import ServiceLifecycle
 /// A router as a swift-service-lifecycle `Service`, for a Swift service that runs it in
 /// its own `ServiceGroup`.
 ///
-/// The router answers `send` from any task while the group runs; on graceful shutdown
-/// the service lets what the sinks still hold (banners that time out, queued journal
-/// records, count updates) finish within `drainLimit`, then returns.
+/// The router answers `send` from any task while the group runs, and the service sends
+/// the summaries of what rate limits and quiet hours held when they end
+/// (``HeldSummaryTimer``); on graceful shutdown it lets what the sinks still hold
+/// (banners that time out, queued journal records, count updates) finish within
+/// `drainLimit`, then returns.
 ///
 /// ```swift
 /// let router = try NotificationRouter(configuration: config, registry: registry)
@@ -26,8 +28,15 @@ public struct NotificationRouterService: Service {
     }
 
     public func run() async throws {
-        // Suspends until the group shuts down gracefully (or the task is cancelled).
-        try? await gracefulShutdown()
+        let wakeup = HeldSummaryTimer.Wakeup()
+        let router = router
+        let timer = HeldSummaryTimer(router: { router }, wakeup: wakeup, logger: Logger(label: "notify-route.service"))
+        await withDiscardingTaskGroup { group in
+            group.addTask { try? await timer.run() }
+            // Suspends until the group shuts down gracefully (or the task is cancelled).
+            try? await gracefulShutdown()
+            wakeup.stop()
+        }
         await router.finish(within: drainLimit)
     }
 }

@@ -63,6 +63,8 @@ public struct RouterDaemon: Service {
     public let rendering: Rendering
     public let options: Options
     private let logger: Logger
+    /// The state writes of requests routed at once, committed together.
+    private let writes = StateWriteBatching()
 
     public init(listener: Listener, host: RouterHost, rendering: Rendering, options: Options = Options(), logger: Logger) {
         self.listener = listener
@@ -225,7 +227,7 @@ public struct RouterDaemon: Service {
         switch request.kind {
         case .send:
             let router = await host.begin()
-            let (sent, report) = await send(request, through: router)
+            let (sent, report) = await writes.run { await send(request, through: router) }
             await host.end(report)
             guard let report else { return sent }
             answer = sent

@@ -22,6 +22,8 @@ public actor RouterHost {
     private var inFlight = 0
     /// Network deliveries that failed and may succeed later.
     public let retries: RetryQueue
+    /// Wakes the ``HeldSummaryTimer`` when something new is held, and on reload.
+    public nonisolated let summaryWakeup = HeldSummaryTimer.Wakeup()
 
     /// Per sink, what happened to the events the daemon routed.
     public struct SinkCounts: Codable, Hashable, Sendable {
@@ -56,6 +58,7 @@ public actor RouterHost {
         router = fresh
         loadedAt = Date()
         reloads += 1
+        summaryWakeup.poke()  // the new config's periods and windows
         // What the old router's sinks still hold (banners, queued records) finishes on its own.
         Task { await old.finish(within: .seconds(5)) }
         return fresh
@@ -76,7 +79,23 @@ public actor RouterHost {
     func end(_ report: DeliveryReport?) {
         inFlight -= 1
         guard let report else { return }
+        tally(report)
+        if report.outcomes.contains(where: RetryQueue.isRetried) {
+            let router = router
+            Task { [retries] in await retries.schedule(report, router: router) }
+        }
+    }
+
+    /// Counts what a report's sinks did, for `status`; the first event held in a rate
+    /// period or quiet hours sets the time its summary is due.
+    public func tally(_ report: DeliveryReport) {
         for outcome in report.outcomes {
+            if case .suppressed(let reason) = outcome.status {
+                switch reason {
+                case .rateLimited(_, _, held: 1), .quietHours(_, held: 1): summaryWakeup.poke()
+                default: break
+                }
+            }
             var count = counts[outcome.sink] ?? SinkCounts()
             switch outcome.status {
             case .delivered: count.delivered += 1
@@ -88,10 +107,6 @@ public actor RouterHost {
             case .planned: break
             }
             counts[outcome.sink] = count
-        }
-        if report.outcomes.contains(where: RetryQueue.isRetried) {
-            let router = router
-            Task { [retries] in await retries.schedule(report, router: router) }
         }
     }
 

@@ -23,7 +23,7 @@ public final class DaemonProcess {
         if let config { environment["NOTIFY_ROUTE_CONFIG"] = config }
         return environment
     }
-    private let runtimeDirectory: String
+    public let runtimeDirectory: String
     private let config: String?
 
     /// What the daemon wrote on stderr so far.
@@ -33,9 +33,10 @@ public final class DaemonProcess {
     /// waits until the socket accepts connections.
     ///
     /// - Parameter socket: the socket of an earlier daemon, to restart on it (default: one of its own).
+    /// - Parameter runtime: an earlier daemon's runtime (state) directory, to restart on its state.
     public static func start(
         config: URL?, arguments extra: [String] = [], environment: [String: String] = [:], launcher: [String] = [],
-        waitForSocket: Bool = true, socket: String? = nil
+        waitForSocket: Bool = true, socket: String? = nil, runtime: String? = nil
     ) throws -> DaemonProcess {
         let directory = try TestEnvironment.temporaryDirectory("notify-route-daemon")
         let socketPath = socket ?? directory.appendingPathComponent("socket").path
@@ -44,12 +45,12 @@ public final class DaemonProcess {
         arguments += extra
         return try DaemonProcess(
             directory: directory, socketPath: socketPath, config: config?.path, arguments: arguments, environment: environment,
-            launcher: launcher, waitForSocket: waitForSocket)
+            launcher: launcher, waitForSocket: waitForSocket, runtime: runtime)
     }
 
     private init(
         directory: URL, socketPath: String, config: String?, arguments: [String], environment: [String: String], launcher: [String],
-        waitForSocket: Bool
+        waitForSocket: Bool, runtime: String?
     ) throws {
         self.directory = directory
         self.socketPath = socketPath
@@ -59,7 +60,7 @@ public final class DaemonProcess {
         env.merge(environment) { _, new in new }
         if env["NOTIFY_ROUTE_CONFIG"] == nil { env["XDG_CONFIG_HOME"] = "/nonexistent-notify-route-test" }
         // The test's own state directory, shared with its clients (``environment``).
-        let runtime = directory.appendingPathComponent("runtime")
+        let runtime = runtime.map { URL(fileURLWithPath: $0) } ?? directory.appendingPathComponent("runtime")
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
         chmod(runtime.path, 0o700)
         runtimeDirectory = runtime.path

@@ -73,6 +73,7 @@ import Testing
             // A coalesced count update is when the update goes out, not a decision: only `send` coalesces.
             let notes = outcome.notes.filter { !$0.hasPrefix("count update") }
                 .map { $0.replacingOccurrences(of: "would deliver first", with: "delivered first") }
+                .map { $0.replacingOccurrences(of: "would fail", with: "failed").replacingOccurrences(of: "would stay", with: "stay") }
             return "\(outcome.sink) via \(outcome.route)\(outcome.failoverFor.map { " for \($0)" } ?? ""): \(decision) \(notes)"
         }
     }

@@ -70,6 +70,7 @@ extension NotificationRouter {
             }
             for flow in wave.flows { if let flush = flow.flush { schedule(flush) } }
             await pipeline.deliver.deliver(&wave)
+            if keepsState { restoreUndeliveredSummaries(wave.flows) }
         }
         for flush in pipeline.record.record(&wave, store: store, clock: clock, logger: logger, planning: !keepsState) {
             schedule(flush)

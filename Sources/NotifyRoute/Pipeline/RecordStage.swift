@@ -77,7 +77,9 @@ struct RecordStage: Sendable {
     private func settle(_ flow: borrowing SinkFlow, _ outcome: inout SinkOutcome) -> Settled {
         outcome.duration = flow.answer.duration
         if flow.answer.planned {
-            if let summary = flow.decision.summary {
+            if let summary = flow.decision.summary, let error = flow.answer.error {
+                outcome.notes.append("a summary of \(summary.held) events held \(summary.why) would fail (\(error.message)); they would stay held")
+            } else if let summary = flow.decision.summary {
                 outcome.notes.append("would deliver first: a summary of \(summary.held) events held \(summary.why)")
             }
             if let error = flow.answer.error {
@@ -87,7 +89,9 @@ struct RecordStage: Sendable {
             }
             return .none
         }
-        if let summary = flow.decision.summary {
+        if let summary = flow.decision.summary, let error = flow.answer.summaryError {
+            outcome.notes.append("a summary of \(summary.held) events held \(summary.why) failed (\(error.message)); they stay held")
+        } else if let summary = flow.decision.summary {
             outcome.notes.append("delivered first: a summary of \(summary.held) events held \(summary.why)")
         }
         if let suppressed = flow.decision.suppressed {

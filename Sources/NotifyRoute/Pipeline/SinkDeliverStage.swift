@@ -48,13 +48,13 @@ struct SinkDeliverStage: DeliverStage {
         let started = ContinuousClock.now
         let deadline = started.advanced(by: flow.instance.deadline)
         let inline = flow.capabilities.deliversInline
+        var answer = SinkFlow.Answer()
         if let summary = flow.decision.summary {
             let digest = SinkDelivery(event: summaryEvent(summary, like: flow.event), sinkName: flow.target.sinkName, deadline: deadline)
-            _ = await flow.instance.attempt(digest, inline: inline)
+            if case .failure(let error) = await flow.instance.attempt(digest, inline: inline) { answer.summaryError = error }
         }
         let delivery = SinkDelivery(event: flow.event, sinkName: flow.target.sinkName, intent: flow.decision.intent,
                                     deadline: deadline, duplicateCount: flow.decision.count)
-        var answer = SinkFlow.Answer()
         switch await flow.instance.attempt(delivery, inline: inline) {
         case .success(let receipt): answer.receipt = receipt
         case .failure(let error): answer.error = error

@@ -39,6 +39,8 @@ struct SinkFlow: Sendable {
     struct Answer: Sendable {
         var receipt: SinkReceipt?
         var error: SinkError?
+        /// The sink did not take the summary sent before the event: what it held stays held.
+        var summaryError: SinkError?
         var planned = false
         var duration = Duration.zero
     }

@@ -50,6 +50,13 @@ final class CountUpdateCoalescer: Sendable {
         var scheduled = false
         var pending: Pending?
         var lastUpdate: Date?
+        /// After the first update of a storm, the next waits for the storm to end: no
+        /// duplicate for ``minimumInterval`` (then the count is the total).
+        var lastDuplicate: Date?
+        var storming = false
+        /// Duplicates seen, and how many had been when the flush was planned: none since
+        /// means the storm has been quiet for the flush's delay, whatever the clock says.
+        var duplicates = 0, duplicatesAtPlan = 0
 
         var isIdle: Bool { !inFlight && !scheduled && pending == nil }
     }
@@ -71,12 +78,16 @@ final class CountUpdateCoalescer: Sendable {
     func duplicate(key: RouterState.Key, handle: SinkHandle?, pending: Pending, now: Date) -> (Verdict, Flush?) {
         withEntry(key) { entry in
             if let handle { entry.handle = handle }
+            if let last = entry.lastDuplicate, now.timeIntervalSince(last) >= minimumInterval.seconds { entry.storming = false }
+            entry.lastDuplicate = now
+            entry.duplicates += 1
             // A planned flush does not hold back a duplicate that comes after the interval:
             // it takes the update now, and the flush finds nothing left to send.
-            if let handle = entry.handle, !entry.inFlight, intervalElapsed(entry, now: now) {
+            if let handle = entry.handle, !entry.inFlight, !entry.storming, intervalElapsed(entry, now: now) {
                 entry.inFlight = true
                 entry.pending = nil
                 entry.lastUpdate = now
+                entry.storming = true
                 return (.updateNow(handle), nil)
             }
             if (entry.pending?.count ?? 0) <= pending.count { entry.pending = pending }
@@ -112,11 +123,17 @@ final class CountUpdateCoalescer: Sendable {
         } ?? nil
     }
 
-    /// Takes the pending update of `key` to send it now, marking it in flight.
-    func takePending(key: RouterState.Key, now: Date) -> (Pending, SinkHandle)? {
+    /// Takes the pending update of `key` to send it now, marking it in flight; `nil` also
+    /// while a storm goes on (unless `force`): ``replan(key:now:)`` then plans it again.
+    func takePending(key: RouterState.Key, now: Date, force: Bool = false) -> (Pending, SinkHandle)? {
         withExistingEntry(key) { entry in
             entry.scheduled = false
             guard !entry.inFlight, let pending = entry.pending, let handle = entry.handle else { return nil }
+            let quietSincePlan = entry.duplicates == entry.duplicatesAtPlan
+            let recent = entry.lastDuplicate.map { now.timeIntervalSince($0) < minimumInterval.seconds } ?? false
+            if entry.storming && !quietSincePlan && recent && !force { return nil }
+            // The first update of a storm goes at once; the one after it ends, with the total.
+            entry.storming = entry.storming ? false : recent
             entry.pending = nil
             entry.inFlight = true
             entry.lastUpdate = now
@@ -138,14 +155,24 @@ final class CountUpdateCoalescer: Sendable {
         }
     }
 
+    /// Plans a pending update that ``takePending(key:now:force:)`` held back.
+    func replan(key: RouterState.Key, now: Date) -> Flush? {
+        withExistingEntry(key) { planFlush(key, &$0, now: now) } ?? nil
+    }
+
     /// When the pending update of an entry can go, if it has one and none is planned.
     private func planFlush(_ key: RouterState.Key, _ entry: inout Entry, now: Date) -> Flush? {
         guard entry.pending != nil, entry.handle != nil, !entry.inFlight, !entry.scheduled else { return nil }
         entry.scheduled = true
+        entry.duplicatesAtPlan = entry.duplicates
         var delay = Duration.zero
         if let last = entry.lastUpdate {
             let remaining = minimumInterval.seconds - now.timeIntervalSince(last)
             if remaining > 0 { delay = .milliseconds(Int64((remaining * 1000).rounded(.up))) }
+        }
+        if entry.storming, let last = entry.lastDuplicate {
+            let quiet = minimumInterval.seconds - now.timeIntervalSince(last)
+            if quiet > 0 { delay = max(delay, .milliseconds(Int64((quiet * 1000).rounded(.up)))) }
         }
         return Flush(key: key, delay: delay)
     }

@@ -18,8 +18,11 @@ extension NotificationRouter {
     }
 
     /// Sends the latest count of a key, if one is still pending, then plans the next.
-    func sendPendingCountUpdate(key: RouterState.Key) async {
-        guard let (pending, handle) = countUpdates.takePending(key: key, now: clock.now()) else { return }
+    func sendPendingCountUpdate(key: RouterState.Key, force: Bool = false) async {
+        guard let (pending, handle) = countUpdates.takePending(key: key, now: clock.now(), force: force) else {
+            if let flush = countUpdates.replan(key: key, now: clock.now()) { schedule(flush) }  // the storm goes on
+            return
+        }
         let delivery = SinkDelivery(
             event: pending.event, sinkName: pending.target.sinkName,
             intent: .updateDuplicateCount(handle, count: pending.count),
@@ -41,7 +44,7 @@ extension NotificationRouter {
                 continue
             }
             await withTaskGroup(of: Void.self) { group in
-                for key in ready { group.addTask { await self.sendPendingCountUpdate(key: key) } }
+                for key in ready { group.addTask { await self.sendPendingCountUpdate(key: key, force: true) } }
             }
         }
     }

@@ -79,10 +79,14 @@ struct Serve: AsyncParsableCommand {
         options.drainLimit = .seconds(Int64(max(1, (await host.answerWithinMS) / 1000)))
         let daemon = RouterDaemon(listener: listener, host: host, rendering: .cli, options: options, logger: logger)
         let reloader = ReloadOnHangup(host: host, daemon: daemon, logger: logger)
+        let timer = HeldSummaryTimer(router: { await host.router }, wakeup: host.summaryWakeup, logger: logger,
+                                     delivered: { await host.tally($0) })
+        // The daemon's services: one entry per service that lives as long as it does.
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [
                 .init(service: daemon),
                 .init(service: reloader, successTerminationBehavior: .ignore),
+                .init(service: timer, successTerminationBehavior: .ignore),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))

@@ -1,0 +1,135 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import NotifyRoute
+import ServiceLifecycle
+import Synchronization
+
+/// The daemon's clock: sends the summary of what a rate limit or quiet hours held when the
+/// period or the window ends (``NotificationRouter/deliverDueSummaries()``), instead of
+/// with the next event. Sleeps until the earliest due time the state reports; woken early
+/// when an event is held first in a period or window, and on reload.
+///
+/// What is held lives in the state store, so a daemon started after another was killed
+/// sends what that one held, on its first round.
+public struct HeldSummaryTimer: Service {
+    /// The router of the moment (a reload swaps it).
+    public typealias CurrentRouter = @Sendable () async -> NotificationRouter
+
+    let router: CurrentRouter
+    let wakeup: Wakeup
+    let delivered: @Sendable (DeliveryReport) async -> Void
+    let logger: Logger
+    /// How long a summary its sink refused waits before it is tried again.
+    var retryDelay: Duration = .seconds(5)
+    /// With nothing held but a route that may hold, how often the state is looked at for
+    /// what another process (a local `send`, a library user's `send`) held meanwhile.
+    var idleCheck: Duration = .seconds(1)
+
+    public init(router: @escaping CurrentRouter, wakeup: Wakeup, logger: Logger,
+                delivered: @escaping @Sendable (DeliveryReport) async -> Void = { _ in }) {
+        self.router = router
+        self.wakeup = wakeup
+        self.logger = logger
+        self.delivered = delivered
+    }
+
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                await rounds()
+            } onCancel: {
+                wakeup.stop()
+            }
+        } onGracefulShutdown: {
+            // What is still held stays in the state store for the next daemon or `send`.
+            wakeup.stop()
+        }
+    }
+
+    private func rounds() async {
+        while !wakeup.isStopped {
+            let due = await router().deliverDueSummaries()
+            var failed = false
+            for report in due.reports {
+                if report.summary == .delivered {
+                    logger.info("held summary sent", metadata: ["route": "\(report.matchedRoutes.first ?? "")",
+                                                                "sink": "\(report.outcomes.first?.sink ?? "")"])
+                } else {
+                    failed = true
+                    logger.warning("held summary not delivered; it stays held", metadata: [
+                        "sink": "\(report.outcomes.first?.sink ?? "")", "status": "\(report.outcomes.first?.status.name ?? "")"])
+                }
+                await delivered(report)
+            }
+            var wait = due.nextDue.map { Self.duration(until: $0) }
+            if due.watches { wait = min(wait ?? idleCheck, idleCheck) }
+            if failed { wait = max(wait ?? retryDelay, retryDelay) }
+            await wakeup.wait(upTo: wait)
+        }
+    }
+
+    static func duration(until date: Date) -> Duration {
+        let seconds = max(0, date.timeIntervalSinceNow)
+        return .milliseconds(Int64((seconds * 1000).rounded(.up)))
+    }
+
+    /// One sleeper's alarm: ``wait(upTo:)`` returns after the time given, or at once after
+    /// a ``poke()`` (one made while nobody waits is kept for the next wait).
+    public final class Wakeup: Sendable {
+        private struct State {
+            var poked = false
+            var stopped = false
+            var waiter: CheckedContinuation<Void, Never>?
+        }
+        private let state = Mutex(State())
+
+        public init() {}
+
+        public var isStopped: Bool { state.withLock { $0.stopped } }
+
+        /// Wakes the sleeper now (or makes its next wait return at once).
+        public func poke() {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let waiter = state.waiter else {
+                    state.poked = true
+                    return nil
+                }
+                state.waiter = nil
+                return waiter
+            }
+            waiter?.resume()
+        }
+
+        /// Ends the sleeper's loop: every later wait returns at once.
+        public func stop() {
+            state.withLock { $0.stopped = true }
+            poke()
+        }
+
+        /// Sleeps until poked, or for `duration` (`nil`: until poked).
+        func wait(upTo duration: Duration?) async {
+            let alarm = duration.map { duration in
+                Task { [weak self] in
+                    try? await Task.sleep(for: duration)
+                    if !Task.isCancelled { self?.poke() }
+                }
+            }
+            defer { alarm?.cancel() }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.poked || state.stopped {
+                        state.poked = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        }
+    }
+}
