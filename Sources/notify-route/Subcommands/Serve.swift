@@ -83,6 +83,7 @@ struct Serve: AsyncParsableCommand {
             services: [
                 .init(service: daemon),
                 .init(service: reloader, successTerminationBehavior: .ignore),
+                .init(service: SourcesService(host: host, store: store as? SQLiteStateStore, logger: logger), successTerminationBehavior: .ignore),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))

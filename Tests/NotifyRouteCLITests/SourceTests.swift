@@ -1,0 +1,208 @@
+import Foundation
+import NotifyRouteTestSupport
+import Testing
+
+/// `sources:` of `notify-route serve`, end to end: records written to the private journald
+/// of Tests/with-components.sh (with `logger --journald` and `systemd-cat`, which hand them
+/// to journald as any program does) are read by the daemon, a real process, and routed to
+/// a recording exec sink, whose requests the test reads back.
+@Suite(.serialized, .enabled(if: PrivateJournal.isAvailable || TestEnvironment.componentsRequired,
+                             "needs the private journald of Tests/with-components.sh"))
+struct SourceTests {
+    let directory: URL
+    /// Each test's records carry a SYSLOG_IDENTIFIER of their own, so the sources of one
+    /// test never see another's (the field `NOTIFY_ROUTE_TEST_RUN` of other suites would be
+    /// taken for notify-route's own, which sources skip).
+    let identifier: String
+
+    init() throws {
+        try #require(PrivateJournal.missing == nil, "\(PrivateJournal.missing ?? "")")
+        directory = try ExecFixture.trustedDirectory()
+        identifier = "srctest-" + PrivateJournal.newRunID().prefix(12)
+    }
+
+    var requestsPath: String { directory.appendingPathComponent("requests").path }
+
+    /// A config with a recording exec sink (and more YAML after `sinks:`'s entries).
+    func config(sources: String, sinks extra: String = "", routes: String = "fallback: [rec]") throws -> URL {
+        let plugin = directory.appendingPathComponent("record.sh").path
+        try """
+            #!/bin/sh
+            while IFS= read -r line; do
+              printf '%s\\n' "$line" >> '\(requestsPath)'
+              echo '{"status": "delivered"}'
+            done
+            """.write(toFile: plugin, atomically: true, encoding: .utf8)
+        chmod(plugin, 0o755)
+        let url = directory.appendingPathComponent("config.yaml")
+        try """
+            sinks:
+              rec: { kind: exec, command: ['\(plugin)'], deadline: 5s }
+            \(extra)
+            \(routes)
+            sources:
+            \(sources)
+            """.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    /// The events the recording sink received, in order.
+    func received() -> [[String: Any]] {
+        guard let text = try? String(contentsOfFile: requestsPath, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["event"] as? [String: Any]
+        }
+    }
+
+    func waitForEvents(_ count: Int, timeLimit: Duration = .seconds(10)) async throws -> [[String: Any]] {
+        let end = ContinuousClock.now + timeLimit
+        while received().count < count, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(20)) }
+        return received()
+    }
+
+    /// Waits until the daemon's log says `text` (a source started reading, for instance).
+    func waitForLog(_ daemon: DaemonProcess, _ text: String, count: Int = 1) async throws {
+        let end = ContinuousClock.now + .seconds(10)
+        while daemon.log.components(separatedBy: text).count - 1 < count, ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try #require(daemon.log.components(separatedBy: text).count - 1 >= count, "no \"\(text)\" in the daemon's log: \(daemon.log)")
+    }
+
+    /// One record through `logger --journald` (KEY=VALUE lines on stdin, sent with sd_journal_sendv).
+    func log(_ fields: [String: String]) async throws {
+        let logger = try #require(ProcessRunner.which("logger"), "logger (package bsdutils)")
+        let input = fields.map { "\($0.key)=\($0.value)" }.joined(separator: "\n") + "\n"
+        let result = try await PrivateJournal.offPool {
+            try ProcessRunner.run(logger, ["--journald"], input: input)
+        }
+        try #require(result.status == 0, "logger: \(result.standardError)")
+    }
+
+    func message(_ text: String, priority: Int, extra: [String: String] = [:]) async throws {
+        try await log(["SYSLOG_IDENTIFIER": identifier, "PRIORITY": String(priority), "MESSAGE": text].merging(extra) { $1 })
+    }
+
+    /// A journal source of this test's errors, with more of its keys in `extra` (one per line).
+    func errorsSource(_ extra: [String] = []) -> String {
+        (["  errors:", "    kind: journal", "    match: { PRIORITY: \"<=3\", SYSLOG_IDENTIFIER: \"\(identifier)*\" }"]
+            + extra.map { "    " + $0 }).joined(separator: "\n")
+    }
+
+    static let started = "reading new journal records from now on"
+
+    @Test func matchingRecordsBecomeEventsAndNothingElseDoes() async throws {
+        try await PrivateJournal.withAccess {
+            // A journal sink in the same config, writing records the source's matcher would take:
+            // they carry notify-route's own fields and are never read back.
+            let config = try config(
+                sources: errorsSource(),
+                sinks: "  journal: { kind: journal, identifier: \(identifier)-sink, deadline: 2s }",
+                routes: "fallback: [rec, journal]")
+            try await message("before the daemon started", priority: 2)
+            let daemon = try DaemonProcess.start(config: config)
+            defer { daemon.stop() }
+            try await waitForLog(daemon, Self.started)
+
+            try await message("disk on fire", priority: 3)
+            try await message("just a warning", priority: 4)
+            try await log(["SYSLOG_IDENTIFIER": "someone-else", "PRIORITY": "0", "MESSAGE": "not ours"])
+            try await message("pager alert", priority: 2, extra: ["UNIT_NAME": "x"])
+            // systemd-cat: a program's output through journald's stream transport.
+            let systemdCat = try #require(ProcessRunner.which("systemd-cat"), "systemd-cat (package systemd)")
+            let cat = try await PrivateJournal.offPool {
+                try ProcessRunner.run(systemdCat, ["-t", identifier, "-p", "err", "echo", "from a program"])
+            }
+            #expect(cat.status == 0, "\(cat.standardError)")
+            let events = try await waitForEvents(3)
+            // Let a loop (the journal sink's records read back) or a late stray show itself.
+            try await Task.sleep(for: .seconds(1))
+            let all = received()
+            #expect(all.count == 3, "\(all)")
+            #expect(events.first?["title"] as? String == "\(identifier): disk on fire")
+            #expect(events.first?["level"] as? String == "error")
+            #expect(events.first?["source"] as? String == "errors")
+            #expect(events.first?["app"] as? String == identifier)
+            #expect(events.dropFirst().first?["title"] as? String == "\(identifier): pager alert")
+            #expect(events.dropFirst().first?["level"] as? String == "critical")
+            #expect(events.dropFirst(2).first?["title"] as? String == "\(identifier): from a program")
+            #expect(events.dropFirst(2).first?["level"] as? String == "error")
+            // The journal sink did write them, so the guard was what kept them out.
+            let written = try await PrivateJournal.entries(matching: ["SYSLOG_IDENTIFIER=\(identifier)-sink"], count: 3)
+            #expect(written.count == 3)
+        }
+    }
+
+    @Test func templatesLevelAndKeysComeFromTheConfig() async throws {
+        try await PrivateJournal.withAccess {
+            let config = try config(sources: errorsSource([
+                "title: \"{JOB}: {MESSAGE}\"",
+                "body: \"missing: [{NO_SUCH_FIELD}] host {HOST|SYSLOG_IDENTIFIER}\"",
+                "level: warning",
+                "tags: [ops]",
+                "replace_key: \"job-{JOB}\"",
+            ]))
+            let daemon = try DaemonProcess.start(config: config)
+            defer { daemon.stop() }
+            try await waitForLog(daemon, Self.started)
+            try await message("backup failed", priority: 3, extra: ["JOB": "nightly"])
+            let event = try #require(try await waitForEvents(1).first)
+            #expect(event["title"] as? String == "nightly: backup failed")
+            #expect(event["body"] as? String == "missing: [] host \(identifier)")
+            #expect(event["level"] as? String == "warning")
+            #expect(event["tags"] as? [String] == ["ops"])
+            #expect(event["replace_key"] as? String == "job-nightly")
+        }
+    }
+
+    @Test func aRestartNeitherMissesNorRepeatsARecord() async throws {
+        try await PrivateJournal.withAccess {
+            let config = try config(sources: errorsSource())
+            // One state directory for both daemons, as on a real session.
+            let runtime = directory.appendingPathComponent("runtime")
+            try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+            chmod(runtime.path, 0o700)
+            let launcher = ["/usr/bin/env", "XDG_RUNTIME_DIR=\(runtime.path)"]
+
+            let first = try DaemonProcess.start(config: config, launcher: launcher)
+            try await waitForLog(first, Self.started)
+            try await message("one", priority: 3)
+            _ = try await waitForEvents(1)
+            first.signal(SIGTERM)
+            #expect(first.waitForExit()?.status == 0, "\(first.log)")
+            first.stop()
+
+            try await message("two", priority: 3)
+            try await message("three", priority: 3)
+            let second = try DaemonProcess.start(config: config, launcher: launcher)
+            defer { second.stop() }
+            try await message("four", priority: 3)
+            _ = try await waitForEvents(4)
+            try await Task.sleep(for: .milliseconds(500))
+            let titles = received().compactMap { $0["title"] as? String }
+            #expect(titles == ["one", "two", "three", "four"].map { "\(identifier): \($0)" }, "\(second.log)")
+            #expect(!second.log.contains(Self.started), "the second daemon started over: \(second.log)")
+        }
+    }
+
+    @Test func sigtermStopsAWaitingSourcePromptly() async throws {
+        let config = try config(sources: errorsSource())
+        let daemon = try DaemonProcess.start(config: config)
+        defer { daemon.stop() }
+        try await waitForLog(daemon, Self.started)
+        daemon.signal(SIGTERM)
+        let exit = try #require(daemon.waitForExit(timeLimit: .seconds(5)), "still running 5 s after SIGTERM: \(daemon.log)")
+        #expect(exit.status == 0)
+        #expect(exit.after < .seconds(2), "\(exit.after)")
+    }
+
+    @Test func aWrongTemplateIsAConfigErrorWithItsPlace() async throws {
+        let config = try config(sources: errorsSource(["title: \"{MESSAGE\""]))
+        let result = try await PrivateJournal.offPool {
+            try ProcessRunner.notifyRoute(["config", "check", "--config", config.path])
+        }
+        #expect(result.status == 78)
+        #expect(result.standardError.contains("config.yaml:"), "\(result.standardError)")
+        #expect(result.standardError.contains("a { is not closed by }"), "\(result.standardError)")
+    }
+}
