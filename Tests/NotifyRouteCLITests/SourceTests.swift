@@ -155,6 +155,24 @@ struct SourceTests {
         }
     }
 
+    @Test func theFirstRecordIsReadWhenNoneMatchedBefore() async throws {
+        try await PrivateJournal.withAccess {
+            // An exact identifier: journald filters, and nothing before the start matches.
+            let config = try config(sources: """
+                  mine:
+                    kind: journal
+                    match: { SYSLOG_IDENTIFIER: "\(identifier)" }
+                """)
+            let daemon = try DaemonProcess.start(config: config)
+            defer { daemon.stop() }
+            try await waitForLog(daemon, Self.started)
+            try await message("the very first", priority: 6)
+            let events = try await waitForEvents(1)
+            #expect(events.first?["title"] as? String == "\(identifier): the very first", "\(daemon.log)")
+            #expect(events.first?["level"] as? String == "info")
+        }
+    }
+
     @Test func aRestartNeitherMissesNorRepeatsARecord() async throws {
         try await PrivateJournal.withAccess {
             let config = try config(sources: errorsSource())

@@ -143,8 +143,12 @@ final class SourceReader: Sendable {
             if try reader.previous(), let cursor = reader.cursor {
                 try positions.save(cursor: cursor, for: declaration.name)
             } else {
-                // No record yet: remember when it started, so a restart reads what came since.
-                try positions.save(cursor: Self.sincePrefix + String(Self.nowMicroseconds()), for: declaration.name)
+                // No matching record yet: read from now on by time (sd-journal's next() after a
+                // tail with nothing before it skips the first record that arrives), and remember
+                // when, so that a restart reads what came since.
+                let now = Self.nowMicroseconds()
+                try reader.seek(realtime: now)
+                try positions.save(cursor: Self.sincePrefix + String(now), for: declaration.name)
             }
             logger.info("source \(declaration.name): reading new journal records from now on")
             return
