@@ -203,6 +203,83 @@ struct SourceTests {
         }
     }
 
+    /// The daemon's anonymous memory (heap), in kB: the journal files it maps are not its own.
+    static func anonymousMemory(_ pid: pid_t) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("RssAnon:") })
+        return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+    }
+
+    /// The cursor the source saved in the daemon's state database.
+    static func savedCursor(_ daemon: DaemonProcess, source: String) throws -> String? {
+        let database = daemon.directory.appendingPathComponent("runtime/notify-route/state.db").path
+        let result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", """
+            import sqlite3, sys
+            row = sqlite3.connect(sys.argv[1]).execute("SELECT cursor FROM source_cursors WHERE source = ?", (sys.argv[2],)).fetchone()
+            print(row[0] if row else "")
+            """, database, source])
+        let cursor = result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+        return cursor.isEmpty ? nil : cursor
+    }
+
+    @Test func aFloodOfAHundredThousandRecordsIsFiveEventsAndASummary() async throws {
+        try await PrivateJournal.withAccess {
+            let config = try config(sources: """
+                  flood:
+                    kind: journal
+                    match: { SYSLOG_IDENTIFIER: "\(identifier)" }
+                    rate: { max: 5, per: 10m }
+                """)
+            // (A period longer than a debug build takes to read the flood on a loaded machine:
+            // the summary then comes once, when the daemon stops.)
+            let daemon = try DaemonProcess.start(config: config)
+            defer { daemon.stop() }
+            try await waitForLog(daemon, Self.started)
+            let before = try Self.anonymousMemory(daemon.pid)
+
+            let systemdCat = try #require(ProcessRunner.which("systemd-cat"), "systemd-cat (package systemd)")
+            let seq = try #require(ProcessRunner.which("seq"))
+            let written = try await PrivateJournal.offPool {
+                try ProcessRunner.run(systemdCat, ["-t", identifier, "-p", "err", seq.path, "100000"])
+            }
+            #expect(written.status == 0, "\(written.standardError)")
+            // journald takes the stream at its own pace: wait for the last line, then for the
+            // source to have read up to it.
+            var last: PrivateJournal.Entry?
+            let end = ContinuousClock.now + .seconds(180)
+            while ContinuousClock.now < end {
+                last = try await PrivateJournal.offPool { [identifier] in
+                    try PrivateJournal.read(matching: ["SYSLOG_IDENTIFIER=\(identifier)", "MESSAGE=100000"]).first
+                }
+                if last != nil { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let lastCursor = try #require(last?["__CURSOR"], "journald never got the last line")
+            var peak = before
+            while try Self.savedCursor(daemon, source: "flood") != lastCursor, ContinuousClock.now < end {
+                peak = max(peak, try Self.anonymousMemory(daemon.pid))
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(try Self.savedCursor(daemon, source: "flood") == lastCursor, "the source did not catch up: \(daemon.log)")
+            let after = try Self.anonymousMemory(daemon.pid)
+
+            // Five events went through; the rest were counted, not routed.
+            let titles = received().compactMap { $0["title"] as? String }
+            #expect(titles == (1...5).map { "\(identifier): \($0)" })
+            // Flat memory: the records were not kept (allocator slack aside).
+            #expect(max(peak, after) - before < 8_000, "anonymous memory \(before) kB before, peak \(peak) kB, \(after) kB after")
+
+            // Stopping sends the summary of what was held.
+            daemon.signal(SIGTERM)
+            #expect(daemon.waitForExit(timeLimit: .seconds(15))?.status == 0, "\(daemon.log)")
+            let summary = try #require(received().dropFirst(5).first)
+            #expect(summary["title"] as? String == "99995 more from flood")
+            #expect(summary["body"] as? String == "The last: \(identifier): 100000")
+            #expect(summary["level"] as? String == "error")
+            #expect(received().count == 6)
+        }
+    }
+
     @Test func sigtermStopsAWaitingSourcePromptly() async throws {
         let config = try config(sources: errorsSource())
         let daemon = try DaemonProcess.start(config: config)

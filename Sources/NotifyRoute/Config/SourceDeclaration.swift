@@ -149,20 +149,6 @@ public struct FieldCondition: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The values journald can match exactly (`sd_journal_add_match`), when the condition
-    /// is a few literals, or a comparison of `PRIORITY` (0 to 7): the journal then skips
-    /// the other records itself. `nil`: every record is read and tested.
-    public var exactValues: [String]? {
-        switch test {
-        case .globs(let globs):
-            guard globs.allSatisfy({ !$0.pattern.contains(where: { "*?[\\".contains($0) }) }) else { return nil }
-            return globs.map(\.pattern)
-        case .number:
-            guard field == "PRIORITY" else { return nil }
-            return (0...7).map(String.init).filter { holds($0) }
-        }
-    }
-
     /// As written in a config: the comparison, or the glob(s).
     public var description: String {
         switch test {

@@ -79,14 +79,35 @@ final class JournalReader {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    private var remembered = [CChar](repeating: 0, count: 512)
+    private var rememberedLength: Int32 = -1
+
+    /// Keeps the current record's cursor in a buffer, without making a string of it: the
+    /// place to save once the reader has moved past the last record (where sd-journal has
+    /// no current record to ask).
+    func rememberCursor() {
+        rememberedLength = notify_route_reader_cursor(journal, &remembered, remembered.count)
+        if Int(rememberedLength) >= remembered.count {
+            remembered = [CChar](repeating: 0, count: Int(rememberedLength) + 1)
+            rememberedLength = notify_route_reader_cursor(journal, &remembered, remembered.count)
+        }
+    }
+
+    /// The cursor ``rememberCursor()`` kept last, if it could read one.
+    var rememberedCursor: String? {
+        guard rememberedLength >= 0 else { return nil }
+        return String(decoding: remembered.prefix(Int(rememberedLength)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     var realtime: UInt64? {
         var usec: UInt64 = 0
         return notify_route_reader_realtime(journal, &usec) >= 0 ? usec : nil
     }
 
-    /// The current record's fields (the first value of a repeated one), or `nil` when it
-    /// carries a field starting with `skippingPrefix`.
-    func fields(skippingPrefix prefix: [UInt8]? = nil) -> [String: String]? {
+    /// The current record's fields among `names` (the first value of a repeated one), or
+    /// `nil` when it carries a field starting with `skippingPrefix`. Only the fields asked
+    /// for become strings: a flood is read at the cost of a byte comparison per field.
+    func fields(_ names: FieldNames, skippingPrefix prefix: [UInt8]) -> [String: String]? {
         notify_route_reader_restart_data(journal)
         var fields: [String: String] = [:]
         var data: UnsafeRawPointer?
@@ -94,11 +115,25 @@ final class JournalReader {
         while notify_route_reader_enumerate_data(journal, &data, &size) > 0, let data {
             let bytes = UnsafeRawBufferPointer(start: data, count: size)
             guard let equals = bytes.firstIndex(of: UInt8(ascii: "=")) else { continue }
-            if let prefix, equals >= prefix.count, bytes.prefix(prefix.count).elementsEqual(prefix) { return nil }
-            let name = String(decoding: bytes[..<equals], as: UTF8.self)
-            if fields[name] == nil { fields[name] = String(decoding: bytes[(equals + 1)...], as: UTF8.self) }
+            let name = bytes[..<equals]
+            if equals >= prefix.count, name.prefix(prefix.count).elementsEqual(prefix) { return nil }
+            guard let wanted = names.name(matching: name), fields[wanted] == nil else { continue }
+            fields[wanted] = String(decoding: bytes[(equals + 1)...], as: UTF8.self)
         }
         return fields
+    }
+
+    /// The field names a source reads, kept as bytes for ``fields(_:skippingPrefix:)``.
+    struct FieldNames {
+        private let names: [(bytes: [UInt8], name: String)]
+
+        init(_ names: some Sequence<String>) {
+            self.names = Set(names).map { (Array($0.utf8), $0) }
+        }
+
+        func name(matching bytes: Slice<UnsafeRawBufferPointer>) -> String? {
+            names.first { $0.bytes.count == bytes.count && $0.bytes.elementsEqual(bytes) }?.name
+        }
     }
 
     /// Waits for the journal to change, `stopFD` to be readable, or `timeoutMS` (-1: no

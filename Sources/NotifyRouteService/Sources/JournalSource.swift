@@ -6,14 +6,6 @@ import NotifyRoute
 struct JournalSource {
     let declaration: SourceDeclaration
 
-    /// What journald can filter itself: literal values and `PRIORITY` comparisons. The
-    /// rest (globs, other comparisons) is tested on each record by ``event(for:)``.
-    var journalMatches: [String?] {
-        declaration.match.flatMap { condition in
-            (condition.exactValues ?? []).map { Optional("\(condition.field)=\($0)") }
-        }
-    }
-
     func event(for fields: [String: String]) -> NotificationEvent? {
         guard declaration.match.allSatisfy({ $0.holds(fields[$0.field]) }) else { return nil }
         if let units = declaration.units {

@@ -24,6 +24,19 @@ extension SourceDeclaration {
             replaceKey: effectiveReplaceKey.flatMap { nonEmpty($0.render(lookup)) })
     }
 
+    /// Every field the source looks at: its conditions, its templates, and its kind's own.
+    var fieldsRead: Set<String> {
+        var names = Set(match.map(\.field))
+        for template in [effectiveTitle, effectiveBody, effectiveApp, dedupKey, effectiveReplaceKey].compactMap({ $0 }) {
+            names.formUnion(template.fieldNames)
+        }
+        switch kind {
+        case .journal: names.formUnion(["PRIORITY", "_SYSTEMD_UNIT", "_SYSTEMD_USER_UNIT"])
+        case .units: names.formUnion(["_UID", "UNIT", "USER_UNIT", "MESSAGE_ID", "JOB_RESULT", "UNIT_RESULT"])
+        }
+        return names
+    }
+
     var effectiveReplaceKey: FieldTemplate? {
         replaceKey ?? (kind == .units ? Self.unitReplaceKey : nil)
     }

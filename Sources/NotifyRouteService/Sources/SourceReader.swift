@@ -86,16 +86,18 @@ final class SourceReader: Sendable {
         var units = declaration.kind == .units
             ? UnitSource(declaration: declaration, failed: try positions.failedUnits(declaration.name)) : nil
         let journal = JournalSource(declaration: declaration)
-        try reader.addMatches(units?.journalMatches ?? journal.journalMatches)
+        let names = JournalReader.FieldNames(declaration.fieldsRead)
+        // Every record is read and tested here: sd-journal with matches places a reader that
+        // starts at the tail after the first records to come, and skips them.
         try position(reader)
 
-        var unsaved: String?
+        var unsaved = false
         var skipped = 0
         func save() {
-            guard let cursor = unsaved else { return }
+            guard unsaved, let cursor = reader.rememberedCursor else { return }
             do {
                 try positions.save(cursor: cursor, for: declaration.name)
-                unsaved = nil
+                unsaved = false
             } catch {
                 logger.error("source \(declaration.name): cannot save its place in the journal: \(error)")
             }
@@ -107,10 +109,11 @@ final class SourceReader: Sendable {
 
         while true {
             while !isStopping, try reader.next() {
-                unsaved = reader.cursor ?? unsaved
+                reader.rememberCursor()
+                unsaved = true
                 skipped += 1
                 if skipped >= Self.saveEvery { save(); skipped = 0 }
-                guard let fields = reader.fields(skippingPrefix: Self.ownFieldPrefix) else { continue }
+                guard let fields = reader.fields(names, skippingPrefix: Self.ownFieldPrefix) else { continue }
                 var actions: [SourceAction] = []
                 if var unitSource = units {
                     actions = unitActions(&unitSource, fields: fields, at: reader.realtime)
@@ -143,32 +146,16 @@ final class SourceReader: Sendable {
             if try reader.previous(), let cursor = reader.cursor {
                 try positions.save(cursor: cursor, for: declaration.name)
             } else {
-                // No matching record yet: read from now on by time (sd-journal's next() after a
-                // tail with nothing before it skips the first record that arrives), and remember
-                // when, so that a restart reads what came since.
-                let now = Self.nowMicroseconds()
-                try reader.seek(realtime: now)
-                try positions.save(cursor: Self.sincePrefix + String(now), for: declaration.name)
+                // An empty journal: everything that comes is new.
+                try reader.seekHead()
             }
             logger.info("source \(declaration.name): reading new journal records from now on")
-            return
-        }
-        if saved.hasPrefix(Self.sincePrefix), let since = UInt64(saved.dropFirst(Self.sincePrefix.count)) {
-            try reader.seek(realtime: since)
             return
         }
         if try !reader.seek(cursor: saved) {
             logger.warning("source \(declaration.name): its saved place is no longer in the journal (rotated or vacuumed); reading from the oldest record there is")
             try reader.seekHead()
         }
-    }
-
-    static let sincePrefix = "since:"
-
-    static func nowMicroseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
     }
 
     private func unitActions(_ units: inout UnitSource, fields: [String: String], at realtime: UInt64?) -> [SourceAction] {
@@ -197,8 +184,9 @@ final class SourceReader: Sendable {
         try reader.addMatches(UnitSource.lineMatches(unit: unit, userManager: userManager))
         if let realtime { try reader.seek(realtime: realtime + 1) } else { try reader.seekTail() }
         var lines: [String] = []
+        let names = JournalReader.FieldNames(["MESSAGE", "MESSAGE_ID"])
         while lines.count < UnitSource.lineCount, try reader.previous() {
-            guard let fields = reader.fields(skippingPrefix: Self.ownFieldPrefix),
+            guard let fields = reader.fields(names, skippingPrefix: Self.ownFieldPrefix),
                   fields["MESSAGE_ID"] != UnitSource.failedMessageID, let message = fields["MESSAGE"]
             else { continue }
             lines.append(message)

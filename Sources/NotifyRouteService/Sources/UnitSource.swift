@@ -24,10 +24,6 @@ struct UnitSource {
     /// The units this source reported failed and has not seen active again.
     var failed: Set<String>
 
-    var journalMatches: [String?] {
-        ["MESSAGE_ID=\(Self.failedMessageID)", "MESSAGE_ID=\(Self.startedMessageID)"]
-    }
-
     enum Change: Equatable {
         case failed(unit: String, userManager: Bool)
         case recovered(unit: String)
