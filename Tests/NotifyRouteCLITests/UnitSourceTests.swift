@@ -132,3 +132,65 @@ struct UnitSourceTests {
         }
     }
 }
+
+/// `config/systemd/notify-route-failure@.service`, for machines without `serve`: systemd
+/// checks it, and its command, run as systemd would run it for a failed unit, sends one
+/// event with the unit's last lines (read back from the private journald).
+@Suite(.serialized, .enabled(if: PrivateJournal.isAvailable || TestEnvironment.componentsRequired,
+                             "needs the private journald of Tests/with-components.sh"))
+struct FailureTemplateUnitTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func unitText() throws -> String {
+        try String(contentsOf: repository.appendingPathComponent("config/systemd/notify-route-failure@.service"), encoding: .utf8)
+            .replacingOccurrences(of: "/usr/local/bin/notify-route", with: TestEnvironment.notifyRouteBinary.path)
+    }
+
+    @Test func theTemplateVerifies() throws {
+        let analyze = try #require(ProcessRunner.which("systemd-analyze"), "systemd-analyze (package systemd)")
+        let directory = try TestEnvironment.temporaryDirectory("failure-unit")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // An instance, as OnFailure=notify-route-failure@%n.service makes one.
+        let unit = directory.appendingPathComponent("notify-route-failure@backup.service.service")
+        try Self.unitText().write(to: unit, atomically: true, encoding: .utf8)
+        let result = try ProcessRunner.run(analyze, ["verify", "--user", unit.path], environment: ["XDG_RUNTIME_DIR": directory.path])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.isEmpty, "\(result.standardError)")
+    }
+
+    @Test func itsCommandSendsTheFailureWithTheLastLines() async throws {
+        try await PrivateJournal.withAccess {
+            let unit = "srctest-\(PrivateJournal.newRunID().prefix(12)).service"
+            let logger = try #require(ProcessRunner.which("logger"))
+            for line in ["starting backup", "backup: disk full"] {
+                let result = try await PrivateJournal.offPool {
+                    try ProcessRunner.run(logger, ["--journald"], input: "USER_UNIT=\(unit)\nSYSLOG_IDENTIFIER=systemd\nMESSAGE=\(line)\n")
+                }
+                #expect(result.status == 0)
+            }
+            // ExecStart= as systemd reads it: $$ and %% are its escapes, %I the instance.
+            let text = try Self.unitText()
+            let exec = try #require(text.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+            let script = String(try #require(exec.split(separator: "'", maxSplits: 1).last?.split(separator: "'").first))
+                .replacingOccurrences(of: "$$", with: "$").replacingOccurrences(of: "%%", with: "%")
+                .replacingOccurrences(of: "\\\\", with: "\\")
+            let directory = try TestEnvironment.temporaryDirectory("failure-unit-run")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let config = directory.appendingPathComponent("config.yaml")
+            try """
+                sinks:
+                  journal: { kind: journal, identifier: failure-template, deadline: 2s }
+                fallback: [journal]
+                """.write(to: config, atomically: true, encoding: .utf8)
+            let result = try await PrivateJournal.offPool {
+                try ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", script, "notify-route-failure", unit],
+                                      environment: ["NOTIFY_ROUTE_CONFIG": config.path, "XDG_RUNTIME_DIR": directory.path])
+            }
+            #expect(result.status == 0, "\(result.standardError)")
+            let entry = try #require(try await PrivateJournal.entries(matching: ["NOTIFY_ROUTE_REPLACE_KEY=unit:\(unit)"]).first)
+            #expect(entry["MESSAGE"] == "\(unit) failed\nResult: unknown\nstarting backup\nbackup: disk full", "\(entry.fields)")
+            #expect(entry["PRIORITY"] == "3")
+            #expect(entry["NOTIFY_ROUTE_SOURCE"] == "units", "\(entry.fields.keys.sorted())")
+        }
+    }
+}
