@@ -83,6 +83,14 @@ struct SourceTests {
         try await log(["SYSLOG_IDENTIFIER": identifier, "PRIORITY": String(priority), "MESSAGE": text].merging(extra) { $1 })
     }
 
+    /// A launcher giving every daemon of the test one state directory, as on a real session.
+    func sharedRuntime() throws -> [String] {
+        let runtime = directory.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        chmod(runtime.path, 0o700)
+        return ["/usr/bin/env", "XDG_RUNTIME_DIR=\(runtime.path)"]
+    }
+
     /// A journal source of this test's errors, with more of its keys in `extra` (one per line).
     func errorsSource(_ extra: [String] = []) -> String {
         (["  errors:", "    kind: journal", "    match: { PRIORITY: \"<=3\", SYSLOG_IDENTIFIER: \"\(identifier)*\" }"]
@@ -176,11 +184,7 @@ struct SourceTests {
     @Test func aRestartNeitherMissesNorRepeatsARecord() async throws {
         try await PrivateJournal.withAccess {
             let config = try config(sources: errorsSource())
-            // One state directory for both daemons, as on a real session.
-            let runtime = directory.appendingPathComponent("runtime")
-            try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
-            chmod(runtime.path, 0o700)
-            let launcher = ["/usr/bin/env", "XDG_RUNTIME_DIR=\(runtime.path)"]
+            let launcher = try sharedRuntime()
 
             let first = try DaemonProcess.start(config: config, launcher: launcher)
             try await waitForLog(first, Self.started)
@@ -321,10 +325,7 @@ struct SourceTests {
                 try #require(result.status == 0, "journalctl \(arguments): \(result.standardError)")
             }
             let config = try config(sources: errorsSource())
-            let runtime = directory.appendingPathComponent("runtime")
-            try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
-            chmod(runtime.path, 0o700)
-            let launcher = ["/usr/bin/env", "XDG_RUNTIME_DIR=\(runtime.path)"]
+            let launcher = try sharedRuntime()
 
             let first = try DaemonProcess.start(config: config, launcher: launcher)
             try await waitForLog(first, Self.started)
