@@ -110,8 +110,12 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                "CJournalReader",
             ]
         ),
+        // The daemon's journal sources read with sd-journal; libsystemd is loaded with dlopen
+        // when a source opens the journal, so no other command maps it (see its header).
+        .target(name: "CJournalReader"),
 
         // MARK: CLI: wires the built-in plugins by an explicit list.
         .executableTarget(

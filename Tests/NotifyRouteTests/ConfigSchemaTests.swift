@@ -68,7 +68,7 @@ import Testing
         case .named(let section) where section == .level:
             return "{ " + Level.allCases.map { "\($0.rawValue): \(mapping(section, inner))" }.joined(separator: ", ") + " }"
         case .named(let section):
-            let full = if case .all = inner { ", label: x" } else { "" }
+            let full = if case .all = inner, section == .sink { ", label: x" } else { "" }
             return "{ one: \(mapping(section, inner).dropLast(2))\(full) } }"
         default: return key.example
         }
@@ -122,6 +122,12 @@ import Testing
             add(.dedup, child(route, "dedup"))
             add(.rate, child(route, "rate"))
             add(.quiet, child(route, "quiet"))
+        }
+        if case .mapping(let sources)? = child(root, "sources")?.value {
+            for source in sources {
+                add(.source, source.value)
+                add(.rate, child(source.value, "rate"))
+            }
         }
         for rule in items(child(root, "inhibit")) {
             add(.inhibit, rule)
@@ -232,7 +238,7 @@ import Testing
     /// `==` compares every stored property but `origin`: a new one must be added to it.
     @Test func equalityKnowsEveryStoredProperty() {
         let labels = Mirror(reflecting: RouterConfiguration()).children.compactMap(\.label)
-        #expect(labels == ["origin", "defaults", "levels", "sinks", "rules", "routes", "fallback", "state", "inhibitRules", "serve"])
+        #expect(labels == ["origin", "defaults", "levels", "sinks", "rules", "routes", "fallback", "state", "inhibitRules", "serve", "sources"])
     }
 
     @Test func everyKeyIsDescribedAndHasAValidExample() throws {

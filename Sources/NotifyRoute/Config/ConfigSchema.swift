@@ -24,6 +24,8 @@ public struct ConfigSection: Hashable, Sendable, CustomStringConvertible {
     public static let state = ConfigSection("state")
     public static let serve = ConfigSection("serve")
     public static let serveAllow = ConfigSection("serve.allow")
+    /// A source of `notify-route serve`: the journal, failed units.
+    public static let source = ConfigSection("sources.NAME")
 
     /// The options of a sink of one plugin kind, besides the generic ``sink`` keys.
     public static func sinkOptions(kind: String) -> ConfigSection { ConfigSection("sinks.NAME (kind: \(kind))") }
@@ -147,11 +149,11 @@ public struct ConfigKey: Hashable, Sendable {
 /// Sink plugins declare their own options in ``SinkPlugin/options``.
 public enum ConfigSchema {
     public static let keys: [ConfigKey] = top + defaults + level + sink + rule + ruleSet + match + route + routeSet
-        + dedup + rate + quiet + inhibit + state + serve
+        + dedup + rate + quiet + inhibit + state + serve + source
 
     /// The sections in the order the key reference lists them.
     public static let sections: [ConfigSection] = [
-        .top, .defaults, .level, .sink, .rule, .ruleSet, .match, .route, .routeSet, .dedup, .rate, .quiet, .inhibit, .state, .serve, .serveAllow,
+        .top, .defaults, .level, .sink, .rule, .ruleSet, .match, .route, .routeSet, .dedup, .rate, .quiet, .inhibit, .state, .serve, .serveAllow, .source,
     ]
 
     public static func keys(in section: ConfigSection) -> [ConfigKey] {
@@ -179,6 +181,8 @@ public enum ConfigSchema {
                   "what `notify-route serve` allows besides routing"),
         ConfigKey(.top, "inhibit", .list(.inhibit), default: .value("[]"), example: "[{ source: { level: critical }, target: {} }]",
                   "inhibition rules: while a source event is active, matching target events are suppressed"),
+        ConfigKey(.top, "sources", .named(.source), default: .value("{}"), example: "{ errors: { kind: journal, match: { PRIORITY: \"<=3\" } } }",
+                  "what `notify-route serve` watches: journal records and failed systemd units, by name"),
     ]
 
     private static let defaults: [ConfigKey] = [
@@ -310,6 +314,39 @@ public enum ConfigSchema {
     private static let state: [ConfigKey] = [
         ConfigKey(.state, "max_entries", .int(1...10_000_000), default: .value(String(StateSettings.defaultMaxEntries)),
                   example: "500", "how many dedup windows and replace handles are remembered; the oldest are forgotten past it"),
+    ]
+
+    private static let source: [ConfigKey] = [
+        ConfigKey(.source, "kind", .choice(SourceDeclaration.Kind.allCases.map(\.rawValue)), default: .required, example: "units",
+                  "`journal`: matching records become events; `units`: a unit entering the failed state becomes an error"),
+        ConfigKey(.source, "journal", .choice(SourceDeclaration.JournalScope.allCases.map(\.rawValue)),
+                  default: .value(SourceDeclaration.JournalScope.all.rawValue), example: "user",
+                  "which journal is read: the user's, the system's, or every one the user may read"),
+        ConfigKey(.source, "match", .other("mapping of journal field names to a glob, a list of globs, or a number after `<=` `>=` `<` `>` `=`"),
+                  example: "{ PRIORITY: \"<=3\", _SYSTEMD_UNIT: \"nginx*\" }", "conditions on the record's fields, all of which must hold"),
+        ConfigKey(.source, "units", .globs, example: "[\"nginx*\", \"backup.service\"]",
+                  "which units (`units`), or whose records (`journal`: the record's `_SYSTEMD_UNIT` or `_SYSTEMD_USER_UNIT`)"),
+        ConfigKey(.source, "level", .level, default: .implicit("from the record's PRIORITY (`journal`); `error` (`units`)"), example: "warning",
+                  "the events' level"),
+        ConfigKey(.source, "title", .other("template: text with `{FIELD}` or `{FIELD|OTHER}`"),
+                  default: .implicit("`{SYSLOG_IDENTIFIER|_COMM}: {MESSAGE}`; units: `{UNIT} failed`"), example: "\"{_SYSTEMD_UNIT}: {MESSAGE}\"",
+                  "the events' title, over the record's fields"),
+        ConfigKey(.source, "body", .other("template: text with `{FIELD}` or `{FIELD|OTHER}`"),
+                  default: .implicit("none; units: `Result: {UNIT_RESULT}` and the unit's last lines (`{LINES}`)"), example: "\"{MESSAGE}\"",
+                  "the events' body, over the record's fields"),
+        ConfigKey(.source, "app", .other("template: text with `{FIELD}` or `{FIELD|OTHER}`"), default: .implicit("`{SYSLOG_IDENTIFIER|_COMM}`"),
+                  example: "\"{_COMM}\"", "the events' application name"),
+        ConfigKey(.source, "source", .string, default: .implicit("the source's name"), example: "web", "the events' source, for rules and routes"),
+        ConfigKey(.source, "tags", .strings, example: "[ops]", "tags on every event of this source"),
+        ConfigKey(.source, "dedup_key", .other("template: text with `{FIELD}` or `{FIELD|OTHER}`"), example: "\"{MESSAGE_ID}\"",
+                  "the events' dedup key"),
+        ConfigKey(.source, "replace_key", .other("template: text with `{FIELD}` or `{FIELD|OTHER}`"),
+                  default: .implicit("units: `unit:{UNIT}`"), example: "\"journal-{_SYSTEMD_UNIT}\"", "the events' replace key"),
+        ConfigKey(.source, "rate", .mapping(.rate), default: .implicit("at most 5 a minute"), example: "{ max: 20, per: 10m }",
+                  "how many events this source lets through per period; the rest are counted and summarised when it ends"),
+        ConfigKey(.source, "recovered", .choice(SourceDeclaration.Recovery.allCases.map(\.rawValue)),
+                  default: .value(SourceDeclaration.Recovery.notify.rawValue), example: "close",
+                  "`units`: when a failed unit is active again, replace its error with a success, or close it"),
     ]
 
     private static let serve: [ConfigKey] = [

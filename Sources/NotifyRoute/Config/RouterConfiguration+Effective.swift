@@ -28,6 +28,7 @@ extension RouterConfiguration {
         for index in config.rules.indices { config.rules[index].location = nil }
         for index in config.routes.indices { config.routes[index].location = nil }
         for index in config.inhibitRules.indices { config.inhibitRules[index].location = nil }
+        for index in config.sources.indices { config.sources[index].location = nil }
         return config
     }
 }
@@ -42,7 +43,7 @@ extension RouterConfiguration: Equatable {
         // Every stored property but `origin`: a new one must be added here.
         return lhs.defaults == rhs.defaults && lhs.levels == rhs.levels && lhs.sinks == rhs.sinks && lhs.rules == rhs.rules
             && lhs.routes == rhs.routes && lhs.fallback == rhs.fallback && lhs.state == rhs.state
-            && lhs.inhibitRules == rhs.inhibitRules && lhs.serve == rhs.serve
+            && lhs.inhibitRules == rhs.inhibitRules && lhs.serve == rhs.serve && lhs.sources == rhs.sources
     }
 }
 

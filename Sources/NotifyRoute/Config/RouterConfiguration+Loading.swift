@@ -84,6 +84,8 @@ extension RouterConfiguration {
             }
         }
 
+        if let node = top["sources"] { config.sources = try parseSources(node) }
+
         if config.routes.isEmpty && config.fallback.isEmpty && !config.sinks.isEmpty {
             throw ConfigError(
                 "the config declares sinks but no routes and no fallback, so nothing would ever be sent; add `fallback: [\(sinkNames.first!)]`",

@@ -22,6 +22,7 @@ extension RouterConfiguration {
                     return .sequence(ids.map { .key(String($0)) }, flow: true)
                 }
             }
+            case "sources": .mapping(config.sources.map { (.key($0.name), $0.yamlOutput) }, flow: config.sources.isEmpty)
             default: nil
             }
         })

@@ -25,6 +25,8 @@ public struct RouterConfiguration: Sendable {
     public var inhibitRules: [InhibitRule] = []
     /// `serve:`: what the daemon allows; routing ignores it.
     public var serve = ServeSettings()
+    /// `sources:`: what `notify-route serve` watches; routing ignores it.
+    public var sources: [SourceDeclaration] = []
 
     public init(
         origin: String = "<code>", defaults: EventDefaults = EventDefaults(), levels: [Level: LevelOverrides] = [:],

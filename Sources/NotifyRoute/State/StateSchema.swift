@@ -52,6 +52,20 @@ enum StateSchema {
         CREATE TRIGGER handles_added AFTER INSERT ON handles BEGIN UPDATE counts SET n = n + 1 WHERE name = 'handles'; END;
         CREATE TRIGGER handles_removed AFTER DELETE ON handles BEGIN UPDATE counts SET n = n - 1 WHERE name = 'handles'; END;
         """,
+        // The daemon's sources: each journal source's read position (an sd-journal cursor),
+        // and the units a units source reported failed, to close or replace when they recover.
+        // IF NOT EXISTS: another branch's migration may land before this one.
+        """
+        CREATE TABLE IF NOT EXISTS source_cursors(
+            source TEXT PRIMARY KEY,
+            cursor TEXT NOT NULL,
+            saved REAL NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS source_failed_units(
+            source TEXT NOT NULL,
+            unit TEXT NOT NULL,
+            since REAL NOT NULL,
+            PRIMARY KEY(source, unit)) WITHOUT ROWID;
+        """,
     ]
 
     static var version: Int { migrations.count }

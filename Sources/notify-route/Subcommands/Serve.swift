@@ -87,6 +87,7 @@ struct Serve: AsyncParsableCommand {
                 .init(service: daemon),
                 .init(service: reloader, successTerminationBehavior: .ignore),
                 .init(service: timer, successTerminationBehavior: .ignore),
+                .init(service: SourcesService(host: host, store: store as? SQLiteStateStore, logger: logger), successTerminationBehavior: .ignore),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
