@@ -62,7 +62,9 @@ struct HistoryDaemonTests {
     @Test func pauseSurvivesARestartAndResumeDeliversTheSummaryThroughTheDaemon() async throws {
         try await PrivateJournal.withAccess {
             let (config, identifier) = try Self.config()
-            let first = try DaemonProcess.start(config: config)
+            // The history outlives both daemons (a daemon's own directory goes with it).
+            let stateHome = try TestEnvironment.temporaryDirectory("history-state").path
+            let first = try DaemonProcess.start(config: config, environment: ["XDG_STATE_HOME": stateHome])
             #expect(try await Self.run(["pause", "--level", "error"], first).status == 0)
             for (source, index) in [("backup", 1), ("backup", 2), ("db", 3), ("backup", 4)] {
                 let sent = try await Self.run(["send", "--json", "-s", source, "-l", "warning", "event \(index)"], first)
@@ -71,7 +73,7 @@ struct HistoryDaemonTests {
             }
             first.stop()
             // A new daemon on the same history still holds.
-            let daemon = try DaemonProcess.start(config: config, environment: ["XDG_STATE_HOME": first.stateHome], socket: first.socketPath)
+            let daemon = try DaemonProcess.start(config: config, environment: ["XDG_STATE_HOME": stateHome])
             defer { daemon.stop() }
             let sent = try await Self.run(["send", "--json", "-s", "db", "-l", "info", "event 5"], daemon)
             #expect((try Self.report(sent)["sinks"] as? [[String: Any]])?.first?["reason"] as? String == "paused")
