@@ -253,4 +253,58 @@ import Testing
         let next = try setup.send(["third"])
         #expect(next.standardError == "[warning] first\n[info] second\n[info] third\n")
     }
+
+    // MARK: Replay
+
+    /// A recorded day replayed through a config that sends errors elsewhere and dedups
+    /// warnings: exactly the changed events are reported, at their original times.
+    @Test func replayReportsExactlyTheEventsANewConfigWouldChange() throws {
+        let setup = try setup("sinks: { tty: { kind: terminal }, pager: { kind: terminal } }\nfallback: [tty]\n")
+        let start = 1_800_000_000
+        let day: [(Int, String, String)] = [
+            (0, "info", "a"), (60, "error", "disk"), (120, "warning", "w"), (300, "warning", "w"),
+            (2000, "warning", "w"), (3000, "critical", "down"), (4000, "info", "b"),
+        ]
+        for (offset, level, title) in day {
+            var environment = setup.environment
+            environment["NOTIFY_ROUTE_TEST_NOW"] = String(start + offset)
+            let sent = try ProcessRunner.notifyRoute(["send", "--config", setup.config.path, "-l", level, title], environment: environment)
+            #expect(sent.status == 0, "\(sent.standardError)")
+        }
+        let new = setup.root.appendingPathComponent("new.yaml")
+        try """
+            sinks: { tty: { kind: terminal }, pager: { kind: terminal } }
+            routes:
+              - { match: { level: ">=error" }, to: [pager] }
+              - { match: { level: warning }, to: [tty], dedup: { window: 10m } }
+            fallback: [tty]
+            """.write(to: new, atomically: true, encoding: .utf8)
+        let replay = try setup.run(["replay", "--config", new.path, "--json"])
+        #expect(replay.status == 0, "\(replay.standardError)")
+        let lines = try replay.standardOutput.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        try #require(lines.count == 4, "\(replay.standardOutput)")
+        #expect(lines.dropLast().map { $0["title"] as? String } == ["disk", "w", "down"])
+        #expect(lines[0]["before"] as? [String: String] == ["tty": "delivered"])
+        #expect(lines[0]["after"] as? [String: String] == ["pager": "delivered"])
+        #expect(lines[1]["time"] as? String == "2027-01-15T08:05:00.000Z")
+        #expect(lines[1]["after"] as? [String: String] == ["tty": "suppressed: duplicate"])
+        let summary = lines[3]
+        #expect(summary["events"] as? Int == 7)
+        #expect(summary["changed"] as? Int == 3)
+        #expect(summary["delivered"] as? [String: [String: Int]] == ["tty": ["before": 7, "after": 4], "pager": ["before": 0, "after": 2]])
+        #expect(summary["suppressed"] as? [String: Int] == ["before": 0, "after": 1])
+        // The text form, and nothing was delivered by the replay.
+        let text = try setup.run(["replay", "--config", new.path])
+        #expect(text.standardError.isEmpty)
+        #expect(text.standardOutput.contains("error disk: tty delivered -> pager delivered"))
+        #expect(text.standardOutput.contains("replayed 7 events; 3 would change"))
+        #expect(try setup.history().count == 7)
+        // A broken NEW is a config error, with file:line:col.
+        try "routes: [ { to: [nowhere] } ]\n".write(to: new, atomically: true, encoding: .utf8)
+        let broken = try setup.run(["replay", "--config", new.path])
+        #expect(broken.status == 78)
+        #expect(broken.standardError.contains("new.yaml:1:"))
+    }
 }
