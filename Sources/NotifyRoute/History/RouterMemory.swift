@@ -114,6 +114,8 @@ public final class RouterMemory: Sendable {
                         try connection.statement(.insertHeld).bind(
                             .real(now.timeIntervalSince1970), .text(event.level.rawValue), Self.text(event.source), .text(inputJSON)
                         ).run()
+                        // A pause left on for weeks holds at most as many events as the history keeps.
+                        try connection.statement(.boundHeld).bind(.integer(settings.maxEvents)).run()
                     }
                 }
             }
@@ -324,6 +326,7 @@ public final class RouterMemory: Sendable {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
             case insertHeld = "INSERT INTO held(time, level, source, input) VALUES (?, ?, ?, ?)"
+            case boundHeld = "DELETE FROM held WHERE id <= (SELECT max(id) FROM held) - ?"
             case allHeld = "SELECT time, level, source, input FROM held ORDER BY id"
             case counts = "SELECT (SELECT n FROM counts WHERE name = 'events'), (SELECT n FROM counts WHERE name = 'bytes')"
             case evictOldest = "DELETE FROM events WHERE id IN (SELECT id FROM events ORDER BY id LIMIT ?)"

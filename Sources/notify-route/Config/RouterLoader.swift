@@ -44,20 +44,21 @@ enum RouterLoader {
     /// - Parameter sharedState: keep dedup windows and replace handles in the state file,
     ///   so they hold across calls (`send`, `close`, `explain`); commands that only read
     ///   the config leave the state directory alone.
-    static func load(_ options: GlobalOptions, sharedState: Bool = false) throws -> (NotificationRouter, ConfigSource) {
-        try load(config: options.config, verbose: options.verbose, sharedState: sharedState)
+    /// - Parameter streaming: many events follow (`ingest`): the history stays open between them.
+    static func load(_ options: GlobalOptions, sharedState: Bool = false, streaming: Bool = false) throws -> (NotificationRouter, ConfigSource) {
+        try load(config: options.config, verbose: options.verbose, sharedState: sharedState, streaming: streaming)
     }
 
     /// ``load(_:sharedState:)`` from plain values (``FastSendParser`` has no ``GlobalOptions``).
     static func load(
         config: String?, verbose: Bool, sharedState: Bool = false, store: (any RouterStateStore)? = nil,
-        plugins: SinkRegistry = BuiltinPlugins.registry
+        plugins: SinkRegistry = BuiltinPlugins.registry, streaming: Bool = false
     ) throws -> (NotificationRouter, ConfigSource) {
         bootstrapLogging(verbose: verbose)
         ignoreSIGPIPE()
         let source = try source(config: config)
         let store = store ?? (sharedState ? stateStore() : InMemoryStateStore())
-        return (try router(from: source, store: store, plugins: plugins, memory: sharedState ? memory(keepsOpen: false) : nil), source)
+        return (try router(from: source, store: store, plugins: plugins, memory: sharedState ? memory(keepsOpen: streaming) : nil), source)
     }
 
     static func router(
