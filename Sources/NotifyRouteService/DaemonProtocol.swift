@@ -26,6 +26,8 @@ public enum DaemonProtocol {
     /// What a client may ask.
     public enum Kind: String, CaseIterable, Sendable {
         case send, close, wait, reload, status
+        /// End `notify-route pause` and deliver what it held (the answer's `status`: `held`, `summarised`).
+        case resume
     }
 
     /// One request line, checked: unknown keys and wrong types are errors, never ignored.

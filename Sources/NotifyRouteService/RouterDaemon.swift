@@ -264,6 +264,20 @@ public struct RouterDaemon: Service {
                 logger.error("reload refused; the previous config stays", metadata: ["error": "\(error)"])
                 return .failure("\(error)", exit: 78, id: request.id)
             }
+        case .resume:
+            let router = await host.begin()
+            do {
+                let release = try await router.resume() ?? PauseRelease(held: 0)
+                for report in release.reports { await host.end(report); _ = await host.begin() }
+                await host.end(nil)
+                let held = Double(release.held)
+                answer.status = .object(["held": .number(held), "summarised": .bool(release.summarised)])
+                let failed = release.reports.contains { $0.summary == .failed || $0.summary == .noSinkAvailable }
+                answer.exit = failed ? 1 : 0
+            } catch {
+                await host.end(nil)
+                return .failure("resume: \(error)", exit: 78, id: request.id)
+            }
         case .status:
             let status = await host.status(pid: getpid())
             answer.status = (try? JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(status)))) ?? .null
@@ -288,6 +302,7 @@ public struct RouterDaemon: Service {
                 return (.failure(message, exit: 64, id: request.id), nil)
             }
         }
+        if !request.dryRun { await router.releaseEndedPause() }
         let report: DeliveryReport
         do {
             report = request.dryRun ? try await router.dryRun(event, only: request.sinks) : try await router.send(event, only: request.sinks)

@@ -126,9 +126,13 @@ public actor RouterHost {
         public var queues: [String: Queue]
         /// What rate limits and quiet hours hold for a summary, per route and sink.
         public var held: [Held]
+        /// `notify-route pause`, while in effect, and how many events it holds.
+        public var pause: PauseStatus?
+        /// The active silences.
+        public var silences: [SilenceStatus] = []
 
         enum CodingKeys: String, CodingKey {
-            case pid, config, reloads, sinks, retries, queues, held
+            case pid, config, reloads, sinks, retries, queues, held, pause, silences
             case loadedAt = "loaded_at", uptimeSeconds = "uptime_seconds", inFlight = "in_flight"
         }
     }
@@ -176,6 +180,35 @@ public actor RouterHost {
             queues: Dictionary(uniqueKeysWithValues: router.configuration.sinks.compactMap { declaration in
                 router.sink(named: declaration.name).map { (declaration.name, Queue(depth: queueDepth($0), pending: $0.hasPendingWork)) }
             }),
-            held: heldRecords())
+            held: heldRecords(), pause: pauseStatus(), silences: silenceStatus())
+    }
+
+    public struct PauseStatus: Codable, Hashable, Sendable {
+        /// Events below this level are held.
+        public var below: String
+        public var since: String
+        /// `nil`: until `notify-route resume`.
+        public var until: String?
+        public var held: Int
+    }
+
+    public struct SilenceStatus: Codable, Hashable, Sendable {
+        public var id: String
+        public var matchers: String
+        public var ends: String
+        public var comment: String?
+    }
+
+    private func pauseStatus() -> PauseStatus? {
+        guard let state = try? router.memory?.pauseState(), let pause = state.pause, pause.isActive(at: Date()) else { return nil }
+        return PauseStatus(below: pause.below.rawValue, since: HistoryTime.format(pause.since), until: pause.until.map(HistoryTime.format),
+                           held: state.held)
+    }
+
+    private func silenceStatus() -> [SilenceStatus] {
+        let now = Date()
+        return ((try? router.memory?.silences(now: now)) ?? []).filter { $0.isActive(at: now) }.map {
+            SilenceStatus(id: $0.id, matchers: MatcherLine.format($0.matcher), ends: HistoryTime.format($0.ends), comment: $0.comment)
+        }
     }
 }

@@ -52,7 +52,7 @@ struct NotifyRouteCommand: AsyncParsableCommand {
         version: NotifyRouteVersion.current,
         subcommands: [
             Send.self, Close.self, Run.self, Ingest.self, Explain.self, ConfigCommand.self, Sinks.self, Serve.self, Reload.self,
-            Status.self, NotifySend.self,
+            Status.self, NotifySend.self, History.self, ReplayCommand.self, SilenceCommand.self, PauseCommand.self, ResumeCommand.self,
         ],
         defaultSubcommand: nil
     )
@@ -129,6 +129,7 @@ struct NotifyRouteCommand: AsyncParsableCommand {
     private static let leaves: [String: any ParsableCommand.Type] = [
         "send": Send.self, "close": Close.self, "run": Run.self, "ingest": Ingest.self,
         "explain": Explain.self, "sinks": Sinks.self, "serve": Serve.self, "reload": Reload.self, "status": Status.self,
+        "history": History.self, "replay": ReplayCommand.self, "pause": PauseCommand.self, "resume": ResumeCommand.self,
     ]
 }
 

@@ -19,11 +19,13 @@ public final class DaemonProcess {
     /// For a client of this daemon: its socket, its state directory, and its config, so
     /// that a client that routes locally does so as the daemon would, as on a real session.
     public var environment: [String: String] {
-        var environment = ["NOTIFY_ROUTE_SOCKET": socketPath, "XDG_RUNTIME_DIR": runtimeDirectory]
+        var environment = ["NOTIFY_ROUTE_SOCKET": socketPath, "XDG_RUNTIME_DIR": runtimeDirectory, "XDG_STATE_HOME": stateHome]
         if let config { environment["NOTIFY_ROUTE_CONFIG"] = config }
         return environment
     }
     public let runtimeDirectory: String
+    /// The history's home (XDG_STATE_HOME): the caller's, else one of its own.
+    public let stateHome: String
     private let config: String?
 
     /// What the daemon wrote on stderr so far.
@@ -65,6 +67,8 @@ public final class DaemonProcess {
         chmod(runtime.path, 0o700)
         runtimeDirectory = runtime.path
         env["XDG_RUNTIME_DIR"] = runtime.path
+        stateHome = environment["XDG_STATE_HOME"] ?? directory.appendingPathComponent("state").path
+        env["XDG_STATE_HOME"] = stateHome
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

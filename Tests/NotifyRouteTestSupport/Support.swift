@@ -41,6 +41,9 @@ public enum TestEnvironment {
         return productsDirectory.appendingPathComponent("notify-route")
     }
 
+    /// The history home of tests that do not give their own (XDG_STATE_HOME).
+    public static let sharedStateHome: String = (try? temporaryDirectory("notify-route-state").path) ?? "/nonexistent-notify-route-test"
+
     /// A fresh temporary directory, removed by the caller when it is done.
     public static func temporaryDirectory(_ name: String = "notify-route-test") throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
@@ -76,6 +79,8 @@ public enum ProcessRunner {
         if env["NOTIFY_ROUTE_CONFIG"] == nil { env["XDG_CONFIG_HOME"] = env["XDG_CONFIG_HOME"] ?? "/nonexistent-notify-route-test" }
         // Nor hand their events to a daemon the developer runs: only to one a test started.
         if env["NOTIFY_ROUTE_SOCKET"] == nil { env["NOTIFY_ROUTE_SOCKET"] = "/nonexistent-notify-route-test/socket" }
+        // Nor record into the developer's own history (tests that read it give their own).
+        if environment?["XDG_STATE_HOME"] == nil { env["XDG_STATE_HOME"] = TestEnvironment.sharedStateHome }
 
         var inPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
         // pipe2 is not imported from Glibc; set close-on-exec right after, so children spawned

@@ -104,6 +104,7 @@ import Testing
         add(.top, root)
         add(.defaults, child(root, "defaults"))
         add(.state, child(root, "state"))
+        add(.history, child(root, "history"))
         add(.serve, child(root, "serve"))
         add(.serveAllow, child(child(root, "serve"), "allow"))
         for level in Level.allCases { add(.level, child(child(root, "levels"), level.rawValue)) }
@@ -233,12 +234,15 @@ import Testing
         other = left
         other.serve.allowedUIDs = [65534]
         #expect(other != left)
+        other = left
+        other.history.maxEvents = 5
+        #expect(other != left)
     }
 
     /// `==` compares every stored property but `origin`: a new one must be added to it.
     @Test func equalityKnowsEveryStoredProperty() {
         let labels = Mirror(reflecting: RouterConfiguration()).children.compactMap(\.label)
-        #expect(labels == ["origin", "defaults", "levels", "sinks", "rules", "routes", "fallback", "state", "inhibitRules", "serve", "sources"])
+        #expect(labels == ["origin", "defaults", "levels", "sinks", "rules", "routes", "fallback", "state", "inhibitRules", "serve", "sources", "history"])
     }
 
     @Test func everyKeyIsDescribedAndHasAValidExample() throws {

@@ -22,6 +22,7 @@ public struct ConfigSection: Hashable, Sendable, CustomStringConvertible {
     public static let match = ConfigSection("match")
     public static let inhibit = ConfigSection("inhibit[]")
     public static let state = ConfigSection("state")
+    public static let history = ConfigSection("history")
     public static let serve = ConfigSection("serve")
     public static let serveAllow = ConfigSection("serve.allow")
     /// A source of `notify-route serve`: the journal, failed units.
@@ -149,11 +150,11 @@ public struct ConfigKey: Hashable, Sendable {
 /// Sink plugins declare their own options in ``SinkPlugin/options``.
 public enum ConfigSchema {
     public static let keys: [ConfigKey] = top + defaults + level + sink + rule + ruleSet + match + route + routeSet
-        + dedup + rate + quiet + inhibit + state + serve + source
+        + dedup + rate + quiet + inhibit + state + serve + source + HistorySettings.keys
 
     /// The sections in the order the key reference lists them.
     public static let sections: [ConfigSection] = [
-        .top, .defaults, .level, .sink, .rule, .ruleSet, .match, .route, .routeSet, .dedup, .rate, .quiet, .inhibit, .state, .serve, .serveAllow, .source,
+        .top, .defaults, .level, .sink, .rule, .ruleSet, .match, .route, .routeSet, .dedup, .rate, .quiet, .inhibit, .state, .history, .serve, .serveAllow, .source,
     ]
 
     public static func keys(in section: ConfigSection) -> [ConfigKey] {
@@ -179,6 +180,8 @@ public enum ConfigSchema {
         ConfigKey(.top, "state", .mapping(.state), default: .derived("each key's own"), example: "{ max_entries: 500 }", "bounds of what is remembered between calls"),
         ConfigKey(.top, "serve", .mapping(.serve), default: .derived("each key's own"), example: "{ allow: { groups: [adm] } }",
                   "what `notify-route serve` allows besides routing"),
+        ConfigKey(.top, "history", .mapping(.history), default: .derived("each key's own"), example: "{ max_events: 500 }",
+                  "how much of what was routed `notify-route history` and `replay` remember"),
         ConfigKey(.top, "inhibit", .list(.inhibit), default: .value("[]"), example: "[{ source: { level: critical }, target: {} }]",
                   "inhibition rules: while a source event is active, matching target events are suppressed"),
         ConfigKey(.top, "sources", .named(.source), default: .value("{}"), example: "{ errors: { kind: journal, match: { PRIORITY: \"<=3\" } } }",
@@ -244,6 +247,8 @@ public enum ConfigSchema {
                   "the journal MESSAGE_ID (as `journalctl --new-id128` prints)"),
         ConfigKey(.ruleSet, "fields", .stringMap, example: "{ TICKET: \"42\" }", "fields added to the event's"),
         ConfigKey(.ruleSet, "drop", .bool, default: .value("false"), example: "true", "drop the event: nothing is sent"),
+        ConfigKey(.ruleSet, "history", .bool, default: .value("true"), example: "false",
+                  "`false` keeps the event out of the history (events that carry secrets)"),
     ]
 
     private static let match: [ConfigKey] = [

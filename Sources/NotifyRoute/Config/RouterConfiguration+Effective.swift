@@ -44,6 +44,7 @@ extension RouterConfiguration: Equatable {
         return lhs.defaults == rhs.defaults && lhs.levels == rhs.levels && lhs.sinks == rhs.sinks && lhs.rules == rhs.rules
             && lhs.routes == rhs.routes && lhs.fallback == rhs.fallback && lhs.state == rhs.state
             && lhs.inhibitRules == rhs.inhibitRules && lhs.serve == rhs.serve && lhs.sources == rhs.sources
+            && lhs.history == rhs.history
     }
 }
 

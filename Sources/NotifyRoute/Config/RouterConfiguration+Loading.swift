@@ -75,6 +75,8 @@ extension RouterConfiguration {
             if let max = try map.int("max_entries") { config.state.maxEntries = max }
         }
 
+        if let node = top["history"] { config.history = try HistorySettings(node) }
+
         if let node = top["serve"] {
             let serve = try ConfigMapping(node, context: "serve", section: .serve)
             if let allowNode = serve["allow"] {
@@ -192,6 +194,7 @@ extension RouterConfiguration {
             }
             effects.messageID = id.lowercased()
         }
+        if let keep = try map.bool("history") { effects.history = keep }
         return effects
     }
 

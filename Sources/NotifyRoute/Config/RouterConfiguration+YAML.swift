@@ -15,6 +15,7 @@ extension RouterConfiguration {
             case "routes": .sequence(config.routes.map(\.yamlOutput), flow: config.routes.isEmpty)
             case "fallback": .names(config.fallback)
             case "state": .section(.state) { $0 == "max_entries" ? .key(String(config.state.maxEntries)) : nil }
+            case "history": config.history.yamlOutput
             case "inhibit": .sequence(config.inhibitRules.map(\.yamlOutput), flow: config.inhibitRules.isEmpty)
             case "serve": .section(.serve) { _ in
                 .section(.serveAllow) { key in
@@ -211,6 +212,7 @@ extension EventEffects {
             case "fields": fields.isEmpty ? nil
                 : .mapping(fields.sorted { $0.key < $1.key }.map { (.key($0.key), .scalar($0.value, .doubleQuoted)) }, flow: true)
             case "drop": .bool(drop)
+            case "history": .bool(history)
             default: nil
             }
         }

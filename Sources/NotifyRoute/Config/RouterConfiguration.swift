@@ -27,6 +27,8 @@ public struct RouterConfiguration: Sendable {
     public var serve = ServeSettings()
     /// `sources:`: what `notify-route serve` watches; routing ignores it.
     public var sources: [SourceDeclaration] = []
+    /// `history:`: how much of what was routed is remembered (``RouterMemory``).
+    public var history = HistorySettings()
 
     public init(
         origin: String = "<code>", defaults: EventDefaults = EventDefaults(), levels: [Level: LevelOverrides] = [:],
@@ -153,6 +155,8 @@ public struct EventEffects: Hashable, Sendable {
     public var fields: [String: String]
     /// Drop the event: nothing is sent; the report says which rule dropped it.
     public var drop: Bool
+    /// `history: false`: the event is kept out of the history (events that carry secrets).
+    public var history = true
 
     public init(
         level: Level? = nil, timeout: NotificationTimeout? = nil, app: String? = nil, source: String? = nil,

@@ -12,8 +12,10 @@ extension NotificationRouter {
         let routed = consume routing
         let resolved = pipeline.fanOut.resolve(routed)
         guard routed.droppedBy == nil else {
-            return (routed, DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
-                                           droppedBy: routed.droppedBy, notes: routed.notes))
+            let report = DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
+                                        droppedBy: routed.droppedBy, notes: routed.notes)
+            if pipeline.deliver.keepsState { pipeline.record.remember(routed, report, now: clock.now()) }
+            return (routed, report)
         }
         var outcomes = await wave(routed.targets, routed, resolved, failoverFor: [:], through: pipeline)
         var failoverFor: [String: [String]] = [:]
@@ -34,8 +36,10 @@ extension NotificationRouter {
         if !failover.isEmpty {
             outcomes += await wave(failover, routed, resolved, failoverFor: failoverFor, through: pipeline)
         }
-        return (routed, DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
-                                       outcomes: outcomes, notes: routed.notes))
+        let report = DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
+                                    outcomes: outcomes, notes: routed.notes)
+        if pipeline.deliver.keepsState { pipeline.record.remember(routed, report, now: clock.now()) }
+        return (routed, report)
     }
 
     /// Fan-out, the policy stages in one state transaction, deliver, record.

@@ -17,16 +17,17 @@ struct Pipeline: Sendable {
     var record: RecordStage
 
     init(_ configuration: RouterConfiguration, instances: [String: SinkInstance], deliver: any DeliverStage,
-         countUpdates: CountUpdateCoalescer) {
+         countUpdates: CountUpdateCoalescer, memory: RouterMemory? = nil) {
         let cascade = Cascade(configuration)
         event = [NormaliseStage(), RulesStage(configuration, cascade: cascade),
                  RoutesStage(configuration, instances: instances)]
         fanOut = FanOutStage(cascade: cascade)
         policy = [InhibitStage(configuration.inhibitRules), QuietHoursStage(), DedupStage(), RateLimitStage(),
                   QuietHoursSummaryStage(), ReplaceStage()]
+        if let memory { policy.insert(contentsOf: [SilenceStage(memory: memory), PauseStage(memory: memory)] as [any PolicyStage], at: 1) }
         self.deliver = deliver
         record = RecordStage(inhibitRules: configuration.inhibitRules, maxEntries: configuration.state.maxEntries,
-                             countUpdates: countUpdates)
+                             countUpdates: countUpdates, memory: memory, history: configuration.history)
     }
 
     /// The same list with another deliver stage.

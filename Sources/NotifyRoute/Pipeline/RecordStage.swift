@@ -12,6 +12,9 @@ struct RecordStage: Sendable {
     let inhibitRules: [InhibitRule]
     let maxEntries: Int
     let countUpdates: CountUpdateCoalescer
+    /// Where routed events are remembered (``RouterMemory``), and its bounds.
+    var memory: RouterMemory? = nil
+    var history = HistorySettings()
 
     /// Returns the count updates to send later (see ``CountUpdateCoalescer``).
     func record(_ wave: inout Wave, store: any RouterStateStore, clock: any RouterClock,
@@ -164,5 +167,13 @@ struct RecordStage: Sendable {
             default: break
             }
         }
+    }
+}
+
+extension RecordStage {
+    /// Appends the settled event to the history, unless a rule said `history: false`
+    /// (what a pause held is kept for its release all the same).
+    func remember(_ routed: borrowing RoutedEvent, _ report: DeliveryReport, now: Date) {
+        memory?.record(report, input: routed.explicit, settings: history, now: now, keep: routed.ruleLayer.history)
     }
 }

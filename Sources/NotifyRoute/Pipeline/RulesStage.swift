@@ -63,6 +63,7 @@ struct RulesStage: EventStage {
         if let id = effects.messageID { parts.append("message id \(id)") }
         if !effects.fields.isEmpty { parts.append("fields \(effects.fields.keys.sorted().joined(separator: ","))") }
         if effects.drop { parts.append("drop") }
+        if !effects.history { parts.append("history false") }
         return parts.isEmpty ? "no effect" : "set " + parts.joined(separator: ", ")
     }
 }
@@ -82,5 +83,6 @@ extension EventEffects {
         messageID = other.messageID ?? messageID
         if !other.fields.isEmpty { fields.merge(other.fields) { _, new in new } }
         drop = drop || other.drop
+        history = history && other.history
     }
 }

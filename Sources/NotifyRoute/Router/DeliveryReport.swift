@@ -141,6 +141,10 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
     case quietHours(window: String, held: Int)
     /// An active event of an inhibition rule suppresses this one.
     case inhibited(by: String)
+    /// A silence (`notify-route silence add`) matches it; its id.
+    case silenced(id: String)
+    /// `notify-route pause` holds events below this level until `resume`.
+    case paused(below: Level)
 
     public var description: String {
         switch self {
@@ -152,6 +156,8 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
             "rate limit \(max) per \(DurationParser.format(per)) reached (\(held) held for a summary)"
         case .quietHours(let window, let held): "quiet hours \(window) (\(held) held for a summary)"
         case .inhibited(let rule): "inhibited by \(rule)"
+        case .silenced(let id): "silenced by \(id)"
+        case .paused(let level): "paused below \(level.rawValue) (held until resume)"
         }
     }
 
@@ -163,6 +169,8 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
         case .rateLimited: "rate-limited"
         case .quietHours: "quiet-hours"
         case .inhibited: "inhibited"
+        case .silenced: "silenced"
+        case .paused: "paused"
         }
     }
 }

@@ -21,6 +21,8 @@ public final class NotificationRouter: Sendable {
     let clock: any RouterClock
     let logger: Logger
     let countUpdates: CountUpdateCoalescer
+    /// The history, silences and pause, when the router keeps them.
+    public let memory: RouterMemory?
     /// The stages of `send`, and the same with the deliver stage of `--dry-run` and `explain`.
     let pipeline: Pipeline, planning: Pipeline
 
@@ -28,7 +30,8 @@ public final class NotificationRouter: Sendable {
     public convenience init(
         configuration: RouterConfiguration, registry: SinkRegistry,
         store: any RouterStateStore = InMemoryStateStore(), clock: any RouterClock = SystemClock(),
-        logger: Logger = Logger(label: "notify-route.router"), countUpdateInterval: Duration = .seconds(1)
+        logger: Logger = Logger(label: "notify-route.router"), countUpdateInterval: Duration = .seconds(1),
+        memory: RouterMemory? = nil
     ) throws(ConfigError) {
         var sinks: [String: any NotificationSink] = [:]
         for declaration in configuration.sinks {
@@ -46,7 +49,7 @@ public final class NotificationRouter: Sendable {
             }
         }
         try self.init(configuration: configuration, sinks: sinks, store: store, clock: clock, logger: logger,
-                      countUpdateInterval: countUpdateInterval)
+                      countUpdateInterval: countUpdateInterval, memory: memory)
     }
 
     /// Uses the sinks given, by instance name. Names the config routes to but does not
@@ -54,10 +57,12 @@ public final class NotificationRouter: Sendable {
     ///
     /// `countUpdateInterval` is the least time between two count updates of one
     /// notification when duplicates keep coming (see ``SuppressionReason/duplicate(count:window:updatedInPlace:)``).
+    /// `memory` records every routed event and applies silences and the pause (``RouterMemory``).
     public init(
         configuration: RouterConfiguration, sinks: [String: any NotificationSink],
         store: any RouterStateStore = InMemoryStateStore(), clock: any RouterClock = SystemClock(),
-        logger: Logger = Logger(label: "notify-route.router"), countUpdateInterval: Duration = .seconds(1)
+        logger: Logger = Logger(label: "notify-route.router"), countUpdateInterval: Duration = .seconds(1),
+        memory: RouterMemory? = nil
     ) throws(ConfigError) {
         var configuration = configuration
         for name in sinks.keys.sorted() where configuration.sink(named: name) == nil {
@@ -83,7 +88,8 @@ public final class NotificationRouter: Sendable {
         self.logger = logger
         let countUpdates = CountUpdateCoalescer(minimumInterval: countUpdateInterval)
         self.countUpdates = countUpdates
-        pipeline = Pipeline(configuration, instances: instances, deliver: SinkDeliverStage(), countUpdates: countUpdates)
+        self.memory = memory
+        pipeline = Pipeline(configuration, instances: instances, deliver: SinkDeliverStage(), countUpdates: countUpdates, memory: memory)
         planning = pipeline.delivering(with: PlanStage())
     }
 

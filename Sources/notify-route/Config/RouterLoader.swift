@@ -44,27 +44,29 @@ enum RouterLoader {
     /// - Parameter sharedState: keep dedup windows and replace handles in the state file,
     ///   so they hold across calls (`send`, `close`, `explain`); commands that only read
     ///   the config leave the state directory alone.
-    static func load(_ options: GlobalOptions, sharedState: Bool = false) throws -> (NotificationRouter, ConfigSource) {
-        try load(config: options.config, verbose: options.verbose, sharedState: sharedState)
+    /// - Parameter streaming: many events follow (`ingest`): the history stays open between them.
+    static func load(_ options: GlobalOptions, sharedState: Bool = false, streaming: Bool = false) throws -> (NotificationRouter, ConfigSource) {
+        try load(config: options.config, verbose: options.verbose, sharedState: sharedState, streaming: streaming)
     }
 
     /// ``load(_:sharedState:)`` from plain values (``FastSendParser`` has no ``GlobalOptions``).
     static func load(
         config: String?, verbose: Bool, sharedState: Bool = false, store: (any RouterStateStore)? = nil,
-        plugins: SinkRegistry = BuiltinPlugins.registry
+        plugins: SinkRegistry = BuiltinPlugins.registry, streaming: Bool = false
     ) throws -> (NotificationRouter, ConfigSource) {
         bootstrapLogging(verbose: verbose)
         ignoreSIGPIPE()
         let source = try source(config: config)
         let store = store ?? (sharedState ? stateStore() : InMemoryStateStore())
-        return (try router(from: source, store: store, plugins: plugins), source)
+        return (try router(from: source, store: store, plugins: plugins, memory: sharedState ? memory(keepsOpen: streaming) : nil), source)
     }
 
     static func router(
-        from source: ConfigSource, store: any RouterStateStore, plugins: SinkRegistry = BuiltinPlugins.registry
+        from source: ConfigSource, store: any RouterStateStore, plugins: SinkRegistry = BuiltinPlugins.registry,
+        memory: RouterMemory? = nil
     ) throws -> NotificationRouter {
         do {
-            return try makeRouter(from: source, store: store, plugins: plugins)
+            return try makeRouter(from: source, store: store, plugins: plugins, memory: memory)
         } catch {
             throw configFailure(error)
         }
@@ -72,13 +74,14 @@ enum RouterLoader {
 
     /// The router for `source`, or what is wrong with the config (file:line:col).
     static func makeRouter(
-        from source: ConfigSource, store: any RouterStateStore, plugins: SinkRegistry = BuiltinPlugins.registry
+        from source: ConfigSource, store: any RouterStateStore, plugins: SinkRegistry = BuiltinPlugins.registry,
+        memory: RouterMemory? = nil
     ) throws(ConfigError) -> NotificationRouter {
         let node = try ConfigNode.parse(yaml: source.text, file: source.origin)
         let (registry, discovered) = PluginDiscovery.registry(for: node, adding: plugins, path: ProcessEnvironment.value("PATH"))
         let configuration = try configuration(node, origin: source.origin, registry: registry)
         try checkTrust(configuration, source: source, discovered: discovered)
-        return try NotificationRouter(configuration: configuration, registry: registry, store: store, clock: clock())
+        return try NotificationRouter(configuration: configuration, registry: registry, store: store, clock: clock(), memory: memory)
     }
 
     /// The config file `source` came from, read again (`serve`'s reload); the embedded
@@ -121,6 +124,17 @@ enum RouterLoader {
         } catch {
             Console.error("state: \(error.description); dedup and replace hold within this call only")
             return InMemoryStateStore()
+        }
+    }
+
+    /// The history, silences and pause under $XDG_STATE_HOME/notify-route. If they cannot
+    /// be used, say why and keep delivering.
+    static func memory(keepsOpen: Bool) -> RouterMemory? {
+        do {
+            return RouterMemory(directory: try RouterMemory.resolveDirectory(), keepsOpen: keepsOpen, notice: { Console.error("history: \($0)") })
+        } catch {
+            Console.error("history: \(error.description); this event is not recorded")
+            return nil
         }
     }
 

@@ -97,7 +97,7 @@ struct LocalRoute {
     /// `installingExitFlush: false` leaves SIGTERM and SIGINT alone until ``ExitFlush/install()``
     /// (`run`'s command owns them while it runs).
     init(_ global: GlobalOptions, sinks names: [String], installingExitFlush: Bool = true) throws {
-        (router, _) = try RouterLoader.load(global, sharedState: true)
+        (router, _) = try RouterLoader.load(global, sharedState: true, streaming: true)
         sinks = try SinkSelection.validated(names, router: router)
         exit = ExitFlush(router)
         if installingExitFlush { exit.install() }

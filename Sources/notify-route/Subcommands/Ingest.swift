@@ -67,7 +67,7 @@ struct Ingest: AsyncParsableCommand {
         if !handOff.noDaemon, let daemon = try DaemonHandOff.connect(socket: handOff.socket, config: global.config, verbose: global.verbose) {
             return try await handOff(to: daemon)
         }
-        let (router, _) = try RouterLoader.load(global, sharedState: true)
+        let (router, _) = try RouterLoader.load(global, sharedState: true, streaming: true)
         let sinks = try SinkSelection.validated(sink, router: router)
         let started = ContinuousClock.now
         var tally = Tally()

@@ -84,6 +84,17 @@ struct Status: AsyncParsableCommand {
                     + " (highest \(entry["highest"]?.string ?? "?"); \(sources))")
             }
         }
+        if case .object(let pause)? = status["pause"] {
+            lines.append("paused: events below \(pause["below"]?.string ?? "?") held since \(pause["since"]?.string ?? "?")"
+                + (pause["until"]?.string.map { " until \($0)" } ?? " until resume") + ", \(Int(pause["held"]?.number ?? 0)) held")
+        }
+        if case .array(let silences)? = status["silences"], !silences.isEmpty {
+            lines.append("silences:")
+            for silence in silences {
+                lines.append("  \(silence["id"]?.string ?? "?") until \(silence["ends"]?.string ?? "?"): \(silence["matchers"]?.string ?? "?")"
+                    + (silence["comment"]?.string.map { " # \($0)" } ?? ""))
+            }
+        }
         Console.out(lines.joined(separator: "\n"))
     }
 }

@@ -102,6 +102,7 @@ struct SendRequest: Equatable, Sendable {
         let exit = ExitFlush(router)
         exit.install()
         _ = exit.beginEvent()
+        if !dryRun { await router.releaseEndedPause() }
         let report: DeliveryReport
         do {
             report = dryRun ? try await router.dryRun(notification, only: sinks) : try await router.send(notification, only: sinks)

@@ -32,10 +32,11 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "notify-route.serve")
         let source = try RouterLoader.source(global)
         let store = RouterLoader.stateStore()
+        let memory = RouterLoader.memory(keepsOpen: true)
         let host: RouterHost
         do {
             host = try RouterHost(
-                load: { try RouterLoader.makeRouter(from: RouterLoader.reread(source), store: store, plugins: BuiltinPlugins.daemonRegistry) },
+                load: { try RouterLoader.makeRouter(from: RouterLoader.reread(source), store: store, plugins: BuiltinPlugins.daemonRegistry, memory: memory) },
                 queueDepth: { ($0 as? JournalSink)?.statistics.queued },
                 state: {
                     switch store {

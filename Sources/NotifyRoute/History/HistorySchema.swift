@@ -1,0 +1,54 @@
+/// The history database's tables (`history.db` under `$XDG_STATE_HOME/notify-route/`).
+/// As with ``StateSchema``, migration `n` brings `PRAGMA user_version` from `n` to `n + 1`.
+enum HistorySchema {
+    static let migrations: [String] = [
+        // 1: routed events (the record as `history --json` prints it, and the columns
+        // `history`'s matchers read); silences; the pause and what it holds. Counts of
+        // events and bytes kept by triggers, so the bound is checked without counting rows.
+        """
+        CREATE TABLE events(
+            id INTEGER PRIMARY KEY,
+            time REAL NOT NULL,
+            level TEXT NOT NULL,
+            source TEXT,
+            app TEXT,
+            title TEXT NOT NULL,
+            body TEXT,
+            category TEXT,
+            tags TEXT NOT NULL,
+            record TEXT NOT NULL,
+            input TEXT NOT NULL,
+            bytes INTEGER NOT NULL);
+        CREATE INDEX events_by_time ON events(time);
+        CREATE TABLE counts(name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO counts VALUES ('events', 0), ('bytes', 0);
+        CREATE TRIGGER events_added AFTER INSERT ON events BEGIN
+            UPDATE counts SET n = n + 1 WHERE name = 'events';
+            UPDATE counts SET n = n + new.bytes WHERE name = 'bytes'; END;
+        CREATE TRIGGER events_removed AFTER DELETE ON events BEGIN
+            UPDATE counts SET n = n - 1 WHERE name = 'events';
+            UPDATE counts SET n = n - old.bytes WHERE name = 'bytes'; END;
+        CREATE TABLE silences(
+            id TEXT PRIMARY KEY,
+            matchers TEXT NOT NULL,
+            starts REAL NOT NULL,
+            ends REAL NOT NULL,
+            comment TEXT,
+            created REAL NOT NULL) WITHOUT ROWID;
+        CREATE INDEX silences_by_end ON silences(ends);
+        CREATE TABLE pause(
+            one INTEGER PRIMARY KEY CHECK (one = 1),
+            below TEXT NOT NULL,
+            since REAL NOT NULL,
+            until REAL);
+        CREATE TABLE held(
+            id INTEGER PRIMARY KEY,
+            time REAL NOT NULL,
+            level TEXT NOT NULL,
+            source TEXT,
+            input TEXT NOT NULL);
+        """,
+    ]
+
+    static var version: Int { migrations.count }
+}

@@ -1,0 +1,70 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The end of a pause: what it held is delivered, one by one when few
+/// (`history.resume_one_by_one`), else as one summary ("+12 held while paused: backup 9, db 3").
+extension NotificationRouter {
+    /// Ends the pause (`resume`) and delivers what it held; `nil` without a memory.
+    public func resume() async throws -> PauseRelease? {
+        guard let memory else { return nil }
+        return await deliver(try memory.release(force: true, now: clock.now()))
+    }
+
+    /// Delivers what a pause held once its duration has passed: whoever routes next
+    /// does it. Costs a cached read when nothing is paused.
+    public func releaseEndedPause() async {
+        guard let memory, let pause = memory.controls().pause, !pause.isActive(at: clock.now()),
+              let held = try? memory.release(force: false, now: clock.now()), !held.isEmpty
+        else { return }
+        _ = await deliver(held)
+    }
+
+    private func deliver(_ held: [HeldEvent]) async -> PauseRelease {
+        var release = PauseRelease(held: held.count)
+        guard !held.isEmpty else { return release }
+        if held.count <= configuration.history.resumeOneByOne {
+            for item in held {
+                guard let event = try? NotificationEvent.decode(jsonLine: item.input) else { continue }
+                if let report = try? await send(event) { release.reports.append(report) }
+            }
+        } else if let report = try? await send(PauseRelease.summary(of: held)) {
+            release.summarised = true
+            release.reports.append(report)
+        }
+        return release
+    }
+}
+
+/// What ending a pause delivered.
+public struct PauseRelease: Sendable {
+    /// How many events the pause held.
+    public var held: Int
+    /// True when they went out as one summary.
+    public var summarised = false
+    public var reports: [DeliveryReport] = []
+
+    public init(held: Int, summarised: Bool = false, reports: [DeliveryReport] = []) {
+        self.held = held
+        self.summarised = summarised
+        self.reports = reports
+    }
+
+    /// "+12 held while paused: backup 9, db 3", at the highest level held, with the last
+    /// titles in the body.
+    static func summary(of held: [HeldEvent]) -> NotificationEvent {
+        var counts: [String: Int] = [:]
+        for item in held { counts[item.source ?? "(no source)", default: 0] += 1 }
+        let sources = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+            .map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        var event = NotificationEvent(title: "+\(held.count) held while paused: \(sources)")
+        event.level = held.map(\.level).max() ?? .info
+        event.app = "notify-route"
+        event.source = "notify-route.pause"
+        let titles = held.suffix(10).compactMap { try? NotificationEvent.decode(jsonLine: $0.input).title }
+        event.body = titles.joined(separator: "\n") + (held.count > 10 ? "\n…" : "")
+        return event
+    }
+}

@@ -1,0 +1,471 @@
+import CSQLite
+import Glibc
+import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What must outlive a logout: the history of routed events, silences and the pause, in
+/// `history.db` under `$XDG_STATE_HOME/notify-route/` (default `~/.local/state/notify-route/`).
+///
+/// The same embedded database as the router's state (``SQLiteStateStore``), in a file of
+/// its own, opened the same careful way (the directory checked on its descriptor, the
+/// file created 0600 by us, a damaged one set aside). WAL mode: concurrent writers queue
+/// on SQLite's lock, and a writer killed mid-transaction leaves the last committed
+/// history. `synchronous = OFF`: a commit never waits for the disk, so recording costs a
+/// `send` no `fsync`; a power cut (not a crash) may damage the file, which is then set
+/// aside and started afresh.
+///
+/// The history is bounded (``HistorySettings``): past `max_events` events or `max_bytes`
+/// bytes the oldest are deleted, by primary key. Whoever routes an event records it: a
+/// `send` without a daemon, or the daemon.
+///
+/// Silences and the pause are read once per event from a cache that is refreshed only
+/// when another connection has committed (`PRAGMA data_version`), so that a silence added
+/// by one process holds the events of every other, daemon included.
+public final class RouterMemory: Sendable {
+    public let directory: String
+    public var databasePath: String { directory + "/" + Self.fileName }
+    /// How long a transaction waits for another process's to end.
+    public let busyTimeout: Duration
+    /// False for one-shot commands: the database is closed after each recorded event, so
+    /// that SQLite checkpoints its log into the file and the next process does not read
+    /// the log whole to rebuild its index.
+    public let keepsOpen: Bool
+    private let notice: @Sendable (String) -> Void
+    private let connection = Mutex<Connection?>(nil)
+
+    static let fileName = "history.db"
+    static let maximumBytes = 1 << 30
+
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    /// - Parameter notice: told what could not be recorded or was set aside, and why.
+    public init(directory: String, keepsOpen: Bool = true, busyTimeout: Duration = .seconds(2),
+                notice: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.directory = directory
+        self.keepsOpen = keepsOpen
+        self.busyTimeout = busyTimeout
+        self.notice = notice
+    }
+
+    /// `$XDG_STATE_HOME/notify-route`, else `$HOME/.local/state/notify-route`: made (0700)
+    /// if missing, and checked as the state directory is (``StateDirectory``).
+    public static func resolveDirectory(
+        environment: [String: String] = ProcessEnvironment.values(["XDG_STATE_HOME", "HOME"])
+    ) throws(StateDirectory.Refused) -> String {
+        let base: String
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            base = state
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            base = home + "/.local/state"
+        } else {
+            throw StateDirectory.Refused(description: "neither XDG_STATE_HOME nor HOME is set: no place for the history")
+        }
+        // The parents as XDG says (0700 for the state home), ours checked like the runtime state's.
+        var prefix = ""
+        for component in base.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
+                throw StateDirectory.Refused(description: "cannot create \(prefix): \(String(cString: strerror(errno)))")
+            }
+        }
+        let path = base + "/notify-route"
+        if let unsafe = StateDirectory.unsafeAncestor(of: path) {
+            throw StateDirectory.Refused(description: "the history directory \(path) is not safe: \(unsafe)")
+        }
+        try StateDirectory.prepare(path)
+        return path
+    }
+
+    /// Closes the database (checkpointing its log); the next use opens it again.
+    public func close() {
+        connection.withLock { $0 = nil }
+    }
+
+    // MARK: Recording
+
+    /// Appends the event `report` settled, and the event as given, as one transaction;
+    /// drops the oldest past the bounds. Events a pause held are kept for its release.
+    /// A failure is told to `notice`: losing a history record never loses the event.
+    func record(_ report: DeliveryReport, input: NotificationEvent, settings: HistorySettings, now: Date, keep: Bool) {
+        let held = report.outcomes.contains { if case .suppressed(.paused) = $0.status { true } else { false } }
+        guard keep || held else { return }
+        let inputJSON = IngestInput.json(input)
+        let recordJSON = keep ? HistoryRecord(report, time: now).json() : ""
+        let event = report.event
+        do {
+            try withConnection { connection in
+                try connection.write { db throws(SQLiteDatabase.Failure) in
+                    if keep {
+                        try connection.statement(.insertEvent).bind(
+                            .real(now.timeIntervalSince1970), .text(event.level.rawValue), Self.text(event.source), .text(event.app),
+                            .text(event.title), Self.text(event.body), Self.text(event.category),
+                            .text(event.tags.sorted().joined(separator: "\u{1F}")), .text(recordJSON), .text(inputJSON),
+                            .integer(recordJSON.utf8.count + inputJSON.utf8.count)
+                        ).run()
+                        try connection.evict(settings)
+                    }
+                    if held {
+                        try connection.statement(.insertHeld).bind(
+                            .real(now.timeIntervalSince1970), .text(event.level.rawValue), Self.text(event.source), .text(inputJSON)
+                        ).run()
+                        // A pause left on for weeks holds at most as many events as the history keeps.
+                        try connection.statement(.boundHeld).bind(.integer(settings.maxEvents)).run()
+                    }
+                }
+            }
+        } catch {
+            notice("history: \(error); this event is not in the history")
+        }
+        if !keepsOpen { close() }
+    }
+
+    private static func text(_ value: String?) -> SQLiteDatabase.Value { value.map { .text($0) } ?? .null }
+
+    // MARK: Controls
+
+    /// The silences and the pause in effect; none when the database cannot be read (a
+    /// history that fails must not stop delivery).
+    func controls() -> Controls {
+        do {
+            return try withConnection { connection in try connection.controls() }
+        } catch {
+            notice("history: \(error); silences and pause not applied")
+            return .none
+        }
+    }
+
+    // MARK: Silences
+
+    /// Adds a silence of `matcher` from `starts` to `ends`; returns it (with its new id).
+    public func addSilence(_ matcher: EventMatcher, starts: Date, ends: Date, comment: String?) throws -> Silence {
+        let silence = Silence(id: String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16), matcher: matcher,
+                              starts: starts, ends: ends, comment: comment, created: starts)
+        try withConnection { connection in
+            try connection.write { _ throws(SQLiteDatabase.Failure) in
+                try connection.statement(.insertSilence).bind(
+                    .text(silence.id), .text(MatcherLine.format(matcher)), .real(starts.timeIntervalSince1970),
+                    .real(ends.timeIntervalSince1970), Self.text(comment), .real(starts.timeIntervalSince1970)
+                ).run()
+            }
+        }
+        return silence
+    }
+
+    /// Every silence, active or ended, newest first; those ended more than a day before
+    /// `now` are deleted.
+    public func silences(now: Date) throws -> [Silence] {
+        try withConnection { connection in
+            try connection.write { db throws(SQLiteDatabase.Failure) in
+                try connection.statement(.deleteOldSilences).bind(.real(now.timeIntervalSince1970 - 86_400)).run()
+            }
+            return try connection.allSilences()
+        }
+    }
+
+    /// Ends the silence `id` (an unambiguous prefix will do) at `now`; returns the whole
+    /// id, or `nil` when no active silence has it.
+    public func expireSilence(_ id: String, now: Date) throws -> String? {
+        try withConnection { connection in
+            let candidates = try connection.allSilences().filter { $0.id.hasPrefix(id.lowercased()) && $0.isActive(at: now) }
+            guard candidates.count == 1, let silence = candidates.first else { return nil }
+            try connection.write { _ throws(SQLiteDatabase.Failure) in
+                try connection.statement(.expireSilence).bind(.real(now.timeIntervalSince1970), .text(silence.id)).run()
+            }
+            return silence.id
+        }
+    }
+
+    // MARK: Pause
+
+    /// Holds events below `below` from `now` until `until` (or `resume`). A pause already
+    /// in effect is replaced; what it held stays held.
+    public func pause(below: Level, until: Date?, now: Date) throws {
+        try withConnection { connection in
+            try connection.write { _ throws(SQLiteDatabase.Failure) in
+                try connection.statement(.setPause).bind(
+                    .text(below.rawValue), .real(now.timeIntervalSince1970), until.map { .real($0.timeIntervalSince1970) } ?? .null
+                ).run()
+            }
+        }
+    }
+
+    /// The pause as stored (it may have ended by its duration) and how many events it holds.
+    public func pauseState() throws -> (pause: Pause?, held: Int) {
+        try withConnection { connection in
+            (try connection.controls().pause, try connection.database.integer("SELECT count(*) FROM held"))
+        }
+    }
+
+    /// Ends the pause (when `force`, or when its duration has passed by `now`) and takes
+    /// what it held, oldest first, in one transaction: two processes never both release it.
+    public func release(force: Bool, now: Date) throws -> [HeldEvent] {
+        try withConnection { connection in
+            try connection.write { db throws(SQLiteDatabase.Failure) -> [HeldEvent] in
+                let pause = try connection.readPause()
+                if let pause, !force && pause.isActive(at: now) { return [] }
+                if pause != nil { try db.execute("DELETE FROM pause") }
+                let statement = try connection.statement(.allHeld).bind()
+                var held: [HeldEvent] = []
+                while try statement.step() {
+                    held.append(HeldEvent(time: Date(timeIntervalSince1970: statement.real(0)),
+                                          level: Level(rawValue: statement.text(1) ?? "") ?? .info,
+                                          source: statement.text(2), input: statement.text(3) ?? "{}"))
+                }
+                if !held.isEmpty { try db.execute("DELETE FROM held") }
+                return held
+            }
+        }
+    }
+
+    // MARK: Reading the history
+
+    /// The recorded events since `since` that `matcher` matches, oldest first; with
+    /// `limit`, the newest `limit` of them.
+    public func entries(since: Date?, limit: Int?, matching matcher: EventMatcher = .any) throws -> [HistoryEntry] {
+        try withConnection { connection in
+            let statement = try connection.statement(.entriesSince).bind(.real(since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude))
+            var entries: [HistoryEntry] = []
+            defer { statement.finish() }
+            while try statement.step() {
+                let entry = HistoryEntry(statement)
+                guard matcher.isEmpty || matcher.matches(entry.subject) else { continue }
+                entries.append(entry)
+                if let limit, entries.count >= limit { break }
+            }
+            return entries.reversed()
+        }
+    }
+
+    // MARK: The connection
+
+    private func withConnection<Result>(_ body: (Connection) throws -> Result) throws -> Result {
+        try connection.withLock { connection in
+            if connection == nil { connection = try open() }
+            guard let open = connection else { throw Failure(description: "no history database") }
+            do {
+                return try body(open)
+            } catch let failure as SQLiteDatabase.Failure {
+                connection = nil
+                if failure.isCorruption {
+                    let aside = try? StateFiles(directory: directory).setAside(Self.fileName, as: "corrupt")
+                    throw Failure(description: "\(databasePath): \(failure.description); set aside as \(aside ?? "?")")
+                }
+                throw Failure(description: "\(databasePath): \(failure.description)")
+            }
+        }
+    }
+
+    private func open() throws -> Connection {
+        let files: StateFiles
+        do { files = try StateFiles(directory: directory) } catch { throw Failure(description: error.description) }
+        let deadline = ContinuousClock.now + busyTimeout
+        var setAside = false
+        while true {
+            do {
+                try files.prepareDatabase(Self.fileName, maximumBytes: Self.maximumBytes, notice: notice)
+            } catch { throw Failure(description: error.description) }
+            do {
+                let milliseconds = Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
+                let database = try SQLiteDatabase(path: databasePath, busyTimeout: milliseconds)
+                try database.execute("""
+                    PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA journal_size_limit = 4194304;
+                    PRAGMA max_page_count = \(Self.maximumBytes / 4096);
+                    """)
+                try Self.migrate(database)
+                return Connection(database)
+            } catch where error.isCorruption {
+                guard !setAside else { throw Failure(description: "\(databasePath): still unusable after setting it aside") }
+                setAside = true
+                let aside: String
+                do { aside = try files.setAside(Self.fileName, as: "corrupt") } catch { throw Failure(description: error.description) }
+                notice("\(databasePath): \(error.description); set aside as \(aside), starting afresh")
+            } catch where error.isBusy && ContinuousClock.now < deadline {
+                usleep(2_000)
+            } catch {
+                throw Failure(description: "\(databasePath): \(error.description)")
+            }
+        }
+    }
+
+    private static func migrate(_ database: SQLiteDatabase) throws(SQLiteDatabase.Failure) {
+        guard try database.integer("PRAGMA user_version") != HistorySchema.version else { return }
+        try database.execute("BEGIN IMMEDIATE")
+        do throws(SQLiteDatabase.Failure) {
+            let version = try database.integer("PRAGMA user_version")
+            guard version <= HistorySchema.version else {
+                throw SQLiteDatabase.Failure(
+                    code: SQLITE_ERROR, description: "schema version \(version) was written by a newer notify-route (this one knows \(HistorySchema.version))")
+            }
+            for migration in HistorySchema.migrations[version...] { try database.execute(migration) }
+            try database.execute("PRAGMA user_version = \(HistorySchema.version); COMMIT")
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The open database, its statements, and the controls last read. Unchecked: used
+    /// under the memory's mutex only.
+    final class Connection: @unchecked Sendable {
+        let database: SQLiteDatabase
+        private var statements: [Query: SQLiteDatabase.Statement] = [:]
+        private var cached: Controls?
+        private var dataVersion = -1
+
+        init(_ database: SQLiteDatabase) { self.database = database }
+
+        enum Query: String {
+            case insertEvent = """
+                INSERT INTO events(time, level, source, app, title, body, category, tags, record, input, bytes)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+            case insertHeld = "INSERT INTO held(time, level, source, input) VALUES (?, ?, ?, ?)"
+            case boundHeld = "DELETE FROM held WHERE id <= (SELECT max(id) FROM held) - ?"
+            case allHeld = "SELECT time, level, source, input FROM held ORDER BY id"
+            case counts = "SELECT (SELECT n FROM counts WHERE name = 'events'), (SELECT n FROM counts WHERE name = 'bytes')"
+            case evictOldest = "DELETE FROM events WHERE id IN (SELECT id FROM events ORDER BY id LIMIT ?)"
+            case insertSilence = "INSERT INTO silences(id, matchers, starts, ends, comment, created) VALUES (?, ?, ?, ?, ?, ?)"
+            case allSilences = "SELECT id, matchers, starts, ends, comment, created FROM silences ORDER BY created DESC"
+            case deleteOldSilences = "DELETE FROM silences WHERE ends < ?"
+            case expireSilence = "UPDATE silences SET ends = ? WHERE id = ?"
+            case readPause = "SELECT below, since, until FROM pause"
+            case setPause = "INSERT OR REPLACE INTO pause(one, below, since, until) VALUES (1, ?, ?, ?)"
+            case entriesSince = """
+                SELECT time, level, source, app, title, body, category, tags, record, input FROM events
+                WHERE time >= ? ORDER BY id DESC
+                """
+            case dataVersion = "PRAGMA data_version"
+            case begin = "BEGIN IMMEDIATE"
+            case beginRead = "BEGIN"
+            case commit = "COMMIT"
+            case rollback = "ROLLBACK"
+        }
+
+        func statement(_ query: Query) throws(SQLiteDatabase.Failure) -> SQLiteDatabase.Statement {
+            if let statement = statements[query] { return statement }
+            let statement = try database.prepare(query.rawValue)
+            statements[query] = statement
+            return statement
+        }
+
+        /// `body` in one `BEGIN IMMEDIATE` transaction; what this process wrote is read anew.
+        func write<Result>(_ body: (SQLiteDatabase) throws(SQLiteDatabase.Failure) -> Result) throws(SQLiteDatabase.Failure) -> Result {
+            try statement(.begin).run()
+            let result: Result
+            do {
+                result = try body(database)
+                try statement(.commit).run()
+            } catch {
+                try? statement(.rollback).run()
+                throw error
+            }
+            cached = nil
+            return result
+        }
+
+        /// Drops the oldest events past either bound.
+        func evict(_ settings: HistorySettings) throws(SQLiteDatabase.Failure) {
+            let counts = try statement(.counts).bind()
+            guard try counts.step() else { return }
+            let events = counts.integer(0), bytes = counts.integer(1)
+            counts.finish()
+            var excess = max(0, events - settings.maxEvents)
+            if bytes > settings.maxBytes {
+                // Records are of similar size: drop the share of rows over the bound, at least one.
+                excess = max(excess, max(1, Int((Double(bytes - settings.maxBytes) / Double(bytes) * Double(events)).rounded(.up))))
+            }
+            if excess > 0 { try statement(.evictOldest).bind(.integer(excess)).run() }
+        }
+
+        func controls() throws(SQLiteDatabase.Failure) -> Controls {
+            let version = try statement(.dataVersion).bind()
+            _ = try version.step()
+            let current = version.integer(0)
+            version.finish()
+            if let cached, current == dataVersion { return cached }
+            try statement(.beginRead).run()
+            do {
+                let controls = Controls(silences: try allSilences(), pause: try readPause())
+                try statement(.commit).run()
+                cached = controls
+                dataVersion = current
+                return controls
+            } catch {
+                try? statement(.rollback).run()
+                throw error
+            }
+        }
+
+        func allSilences() throws(SQLiteDatabase.Failure) -> [Silence] {
+            let statement = try statement(.allSilences).bind()
+            var silences: [Silence] = []
+            while try statement.step() {
+                let words = (statement.text(1) ?? "").split(separator: " ").map(String.init)
+                // Stored by this program from a matcher it parsed; one that no longer parses matches nothing.
+                guard let matcher = try? MatcherLine.parse(words), !matcher.isEmpty else { continue }
+                silences.append(Silence(
+                    id: statement.text(0) ?? "?", matcher: matcher, starts: Date(timeIntervalSince1970: statement.real(2)),
+                    ends: Date(timeIntervalSince1970: statement.real(3)), comment: statement.text(4),
+                    created: Date(timeIntervalSince1970: statement.real(5))))
+            }
+            return silences
+        }
+
+        func readPause() throws(SQLiteDatabase.Failure) -> Pause? {
+            let statement = try statement(.readPause).bind()
+            guard try statement.step() else { return nil }
+            defer { statement.finish() }
+            return Pause(below: Level(rawValue: statement.text(0) ?? "") ?? .critical,
+                         since: Date(timeIntervalSince1970: statement.real(1)),
+                         until: statement.isNull(2) ? nil : Date(timeIntervalSince1970: statement.real(2)))
+        }
+    }
+}
+
+/// One recorded event, as `notify-route history` reads it.
+public struct HistoryEntry: Sendable {
+    public var time: Date
+    /// What `history --json` prints: `time`, `event`, `sinks`, `rules`, `routes`.
+    public var record: String
+    /// The event as it was given (ingest schema): what `replay` routes again.
+    public var input: String
+    public var subject: MatchSubject
+
+    init(_ statement: SQLiteDatabase.Statement) {
+        time = Date(timeIntervalSince1970: statement.real(0))
+        let tags = statement.text(7) ?? ""
+        subject = MatchSubject(
+            level: Level(rawValue: statement.text(1) ?? "") ?? .info, source: statement.text(2), app: statement.text(3),
+            title: statement.text(4) ?? "", body: statement.text(5), category: statement.text(6),
+            tags: tags.isEmpty ? [] : Set(tags.split(separator: "\u{1F}").map(String.init)))
+        record = statement.text(8) ?? "{}"
+        input = statement.text(9) ?? "{}"
+    }
+}
+
+extension HistoryEntry {
+    /// Each sink's outcome in words (`desktop delivered, journal suppressed: silenced`),
+    /// or what dropped the event.
+    public var outcomeSummary: String {
+        guard case .object(let fields)? = try? JSONLine.parse(record) else { return "?" }
+        if case .string(let rule)? = fields.first(where: { $0.key == "dropped_by" })?.value { return "dropped by \(rule)" }
+        guard case .array(let sinks)? = fields.first(where: { $0.key == "sinks" })?.value else { return "?" }
+        let parts: [String] = sinks.compactMap { sink in
+            guard case .object(let values) = sink else { return nil }
+            func text(_ key: String) -> String? {
+                if case .string(let value)? = values.first(where: { $0.key == key })?.value { return value }
+                return nil
+            }
+            var part = "\(text("sink") ?? "?") \(text("status") ?? "?")"
+            if let reason = text("detail") ?? text("reason") { part += " (\(reason))" }
+            return part
+        }
+        return parts.isEmpty ? "no sink" : parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,85 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import NotifyRoute
+import NotifyRouteService
+
+struct PauseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pause",
+        abstract: "Hold every event below a level (do not disturb) until `resume` or for a while.",
+        discussion: """
+            Held events are suppressed with the reason `paused` and delivered when the pause ends: one by one \
+            when few (the config's `history.resume_one_by_one`, default 3), else as one summary \
+            ("+12 held while paused: backup 9, db 3"). The pause survives logouts and daemon restarts. \
+            Exit codes: 0 paused, 64 usage, 78 the history cannot be written.
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("Hold events below this level (default critical: all but critical).", valueName: "LEVEL"))
+    var level: Level = .critical
+
+    @Option(name: .customLong("for"), help: ArgumentHelp("End the pause after DURATION (default: at `resume`).", valueName: "DURATION"))
+    var duration: String?
+
+    func run() async throws {
+        let now = Date()
+        let until = try duration.map { now.addingTimeInterval(try MemoryCommand.seconds($0, option: "--for")) }
+        do { try MemoryCommand.memory().pause(below: level, until: until, now: now) } catch let code as ExitCode { throw code } catch {
+            Console.error("pause: \(error)")
+            throw ExitStatus.configError
+        }
+        Console.error("paused: events below \(level.rawValue) are held " + (until.map { "until \(HistoryTime.format($0))" } ?? "until `notify-route resume`"))
+    }
+}
+
+struct ResumeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resume",
+        abstract: "End the pause and deliver what it held.",
+        discussion: """
+            The running daemon delivers what was held when its socket answers; otherwise this command does. \
+            Exit codes: 0 resumed (or nothing was paused), 1 the held events could not be delivered, 78 config error.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .long, help: ArgumentHelp("The daemon's socket.", valueName: "PATH"))
+    var socket: String?
+
+    @Flag(name: .long, help: "Deliver here even when a daemon runs.")
+    var noDaemon = false
+
+    func run() async throws {
+        if !noDaemon, let daemon = try DaemonHandOff.connect(socket: socket, config: global.config, verbose: global.verbose) {
+            let answer = try daemon.client.request({ _ in }, kind: .resume, within: .seconds(30))
+            if let error = answer.error {
+                Console.error("resume: \(error)")
+                throw ExitCode(answer.exit ?? ExitStatus.configError.rawValue)
+            }
+            if case .number(let held)? = answer.status?["held"] {
+                var summarised = false
+                if case .bool(true)? = answer.status?["summarised"] { summarised = true }
+                Console.error(Self.said(Int(held), summarised: summarised))
+            }
+            throw ExitCode(answer.exit ?? 0)
+        }
+        let (router, _) = try RouterLoader.load(global, sharedState: true)
+        let release: PauseRelease?
+        do { release = try await router.resume() } catch {
+            Console.error("resume: \(error)")
+            throw ExitStatus.configError
+        }
+        guard let release else { throw ExitStatus.configError }
+        for report in release.reports { ReportPrinter.problems(report) }
+        Console.error(Self.said(release.held, summarised: release.summarised))
+        await router.finish(within: .seconds(5))
+        if release.reports.contains(where: { $0.summary == .failed || $0.summary == .noSinkAvailable }) { throw ExitStatus.noneDelivered }
+    }
+
+    static func said(_ held: Int, summarised: Bool) -> String {
+        held == 0 ? "resumed; nothing was held" : "resumed; delivered \(held) held event\(held == 1 ? "" : "s")" + (summarised ? " as one summary" : "")
+    }
+}
