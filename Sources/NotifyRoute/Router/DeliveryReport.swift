@@ -141,6 +141,8 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
     case quietHours(window: String, held: Int)
     /// An active event of an inhibition rule suppresses this one.
     case inhibited(by: String)
+    /// A last-resort sink (``SinkCapabilities/lastResort``) stood by: these sinks took the event.
+    case lastResort(tookIt: String)
 
     public var description: String {
         switch self {
@@ -152,6 +154,7 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
             "rate limit \(max) per \(DurationParser.format(per)) reached (\(held) held for a summary)"
         case .quietHours(let window, let held): "quiet hours \(window) (\(held) held for a summary)"
         case .inhibited(let rule): "inhibited by \(rule)"
+        case .lastResort(let sinks): "last resort, and \(sinks) took it"
         }
     }
 
@@ -163,6 +166,7 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
         case .rateLimited: "rate-limited"
         case .quietHours: "quiet-hours"
         case .inhibited: "inhibited"
+        case .lastResort: "last-resort"
         }
     }
 }
