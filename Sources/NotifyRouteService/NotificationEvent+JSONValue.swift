@@ -18,6 +18,7 @@ extension NotificationEvent {
         set("icon", icon)
         set("category", category)
         set("message_id", messageID)
+        if let progress { object["progress"] = .number(Double(progress)) }
         if !tags.isEmpty { object["tags"] = .array(tags.sorted().map(JSONValue.string)) }
         if !actions.isEmpty {
             object["actions"] = .array(actions.map { .object(["id": .string($0.id), "label": .string($0.label)]) })

@@ -25,7 +25,7 @@ import Testing
     @Test func preciseErrors() {
         let cases: [(String, String)] = [
             (#"{"titel":"x"}"#, #"unknown key "titel" (did you mean "title"?)"#),
-            (#"{"title":"x","colour":"red"}"#, #"unknown key "colour"; expected one of: title, body, level, timeout, app, source, tags, dedup_key, replace_key, icon, category, actions, fields, message_id"#),
+            (#"{"title":"x","colour":"red"}"#, #"unknown key "colour"; expected one of: title, body, level, timeout, app, source, tags, dedup_key, replace_key, icon, category, actions, fields, message_id, progress"#),
             (#"{"title":1}"#, #""title": expected a string, found the number 1"#),
             (#"{"title":null}"#, #""title": expected a string, found null"#),
             (#"{"title":"x","timeout":"5"}"#, #""timeout": invalid duration "5"; expected a number with a unit: ms, s, m, h or d (for example 1500ms, 5s, 2m), or never, or default"#),

@@ -15,7 +15,7 @@ struct DesktopNotificationRequest: Hashable, Sendable {
     /// `expire_timeout`: -1 the server's default, 0 never, otherwise milliseconds.
     var expireTimeout: Int32
     var category: String?
-    /// Hints from the sink's config, besides urgency and category.
+    /// Hints from the sink's config, besides urgency and category, and the event's progress as `value`.
     var hints: [String: DesktopHint]
     var actions: [NotificationAction]
 
@@ -53,6 +53,8 @@ struct DesktopNotificationRequest: Hashable, Sendable {
         // The event's own category wins over one set in the sink's hints (the cascade).
         let configuredCategory: String?
         if case .string(let value) = hints.removeValue(forKey: "category") { configuredCategory = value } else { configuredCategory = nil }
+        // The `value` hint draws a bar (dunst, mako, GNOME Shell's OSD-like servers); the event's wins over the config's.
+        if let progress = event.progress { hints["value"] = .int32(Int32(clamping: progress)) }
 
         return (DesktopNotificationRequest(
             replacesID: replacesID,

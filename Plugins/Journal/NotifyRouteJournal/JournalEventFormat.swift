@@ -14,6 +14,7 @@ import NotifyRoute
 /// | `NOTIFY_ROUTE_DEDUP_KEY` | an explicit key as given; the default key as `default:` + 16 hex digits |
 /// | `NOTIFY_ROUTE_REPLACE_KEY` | when set |
 /// | `NOTIFY_ROUTE_DUPLICATE_COUNT` | when the router counted more than one |
+/// | `NOTIFY_ROUTE_PROGRESS` | the event's progress, 0 to 100, when it has one |
 /// | `NOTIFY_ROUTE_REPLACES`, `NOTIFY_ROUTE_DUPLICATE_OF` | the handle the router asked to replace or update |
 /// | user fields | the config's `fields`, then the event's (`-f KEY=VALUE`), names sanitised |
 /// | `NOTIFY_ROUTE_FIELD_NAME` | one per renamed user field: `WRITTEN=original` |
@@ -37,6 +38,7 @@ public enum JournalEventFormat {
     public static let dedupKey = "NOTIFY_ROUTE_DEDUP_KEY"
     public static let replaceKey = "NOTIFY_ROUTE_REPLACE_KEY"
     public static let duplicateCount = "NOTIFY_ROUTE_DUPLICATE_COUNT"
+    public static let progress = "NOTIFY_ROUTE_PROGRESS"
     public static let replaces = "NOTIFY_ROUTE_REPLACES"
     public static let duplicateOf = "NOTIFY_ROUTE_DUPLICATE_OF"
     public static let fieldName = "NOTIFY_ROUTE_FIELD_NAME"
@@ -52,7 +54,7 @@ public enum JournalEventFormat {
     /// Names the sink writes itself; user fields never take them.
     public static let reservedNames: Set<String> = [
         "MESSAGE", "MESSAGE_ID", "PRIORITY", "SYSLOG_IDENTIFIER", "CODE_FILE", "CODE_LINE", "CODE_FUNC",
-        level, app, source, sink, tags, dedupKey, replaceKey, duplicateCount, replaces, duplicateOf, fieldName,
+        level, app, source, sink, tags, dedupKey, replaceKey, duplicateCount, progress, replaces, duplicateOf, fieldName,
         droppedCount, queueSize, failedSink, failedKind, failure, error, eventTitle,
     ]
 
@@ -107,6 +109,7 @@ public enum JournalEventFormat {
         record.append(dedupKey, dedupKeyValue(event))
         if let value = event.replaceKey { record.append(replaceKey, value) }
         if delivery.duplicateCount > 1 { record.append(duplicateCount, String(delivery.duplicateCount)) }
+        if let value = event.progress { record.append(progress, String(value)) }
         switch delivery.intent {
         case .show: break
         case .replace(let handle): record.append(replaces, handle.value)
@@ -146,7 +149,8 @@ public enum JournalEventFormat {
     /// with control characters, which journalctl would show as a blob: it is written as
     /// `default:` and an FNV-1a hash instead, equal for equal events.
     static func dedupKeyValue(_ event: ResolvedEvent) -> String {
-        let defaultKey = ResolvedEvent.defaultDedupKey(level: event.level, source: event.source, title: event.title, body: event.body)
+        let defaultKey = ResolvedEvent.defaultDedupKey(
+            level: event.level, source: event.source, title: event.title, body: event.body, progress: event.progress)
         guard event.dedupKey == defaultKey else { return event.dedupKey }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in defaultKey.utf8 {

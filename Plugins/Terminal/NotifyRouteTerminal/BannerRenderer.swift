@@ -10,6 +10,8 @@ struct BannerContent: Hashable, Sendable {
     var body: String
     var count: Int
     var actionLabels: [String]
+    /// 0 to 100: a bar on the title row (just the percentage where there is no room).
+    var progress: Int?
 
     init(_ event: ResolvedEvent, count: Int = 1) {
         level = event.level
@@ -20,6 +22,7 @@ struct BannerContent: Hashable, Sendable {
         } ?? ""
         self.count = count
         actionLabels = event.actions.map { Self.inert($0.label) }.filter { !$0.isEmpty }
+        progress = event.progress.map { min(100, max(0, $0)) }
     }
 
     /// One line of inert text (``TerminalText/line(_:)``), trimmed, since a banner
@@ -42,8 +45,10 @@ extension String {
 ///
 /// Full style (the terminal is at least 60 columns wide and 10 rows high): the title
 /// row with the glyph, the title, a duplicate count and action hints on the right, and
-/// the body on a second row when there is one. Compact style: one row, title and body
-/// run together and cut with an ellipsis.
+/// the body on a second row when there is one. A progress value draws a bar with the
+/// percentage on the right of the title row, shorter or as the percentage alone where
+/// the title would lose its first 20 columns. Compact style: one row, title, percentage
+/// and body run together and cut with an ellipsis.
 enum BannerRenderer {
     static let minimumFullColumns = 60
     static let minimumFullRows = 10
@@ -65,6 +70,7 @@ enum BannerRenderer {
         let count = content.count > 1 ? " (×\(content.count))" : ""
         if compact {
             var text = content.title + count
+            if let progress = content.progress { text += " \(progress)%" }
             if !content.body.isEmpty { text += " — " + content.body }
             return [DisplayWidth.truncate(" \(glyph) " + text, to: columns - 1)]
         }
@@ -72,14 +78,16 @@ enum BannerRenderer {
         // Title row: the title gives way to hints only down to 20 columns of its own.
         let lead = " \(glyph) "
         let room = columns - DisplayWidth.of(lead) - 1
-        var hints = content.actionLabels.map { "[\($0)]" }.joined(separator: " ")
-        if waiting > 0 { hints += (hints.isEmpty ? "" : "  ") + "+\(waiting) waiting" }
+        var actions = content.actionLabels.map { "[\($0)]" }.joined(separator: " ")
+        if waiting > 0 { actions += (actions.isEmpty ? "" : "  ") + "+\(waiting) waiting" }
         let titleText = content.title + count
-        var hintWidth = DisplayWidth.of(hints)
-        if hintWidth > 0 && (room - hintWidth - 2 < min(20, DisplayWidth.of(titleText))) {
-            hints = ""
-            hintWidth = 0
-        }
+        let keptTitle = min(20, DisplayWidth.of(titleText))
+        // The widest right-hand side that leaves the title its first 20 columns: the bar
+        // shrinks down to the percentage alone, then the action hints go.
+        let bars = content.progress.map { progress in [20, 10].map { progressBar(progress, width: $0) } + ["\(progress)%"] } ?? [""]
+        let candidates = bars.map { join($0, actions) } + (actions.isEmpty ? [] : bars)
+        let hints = candidates.first { $0.isEmpty || room - DisplayWidth.of($0) - 2 >= keptTitle } ?? ""
+        let hintWidth = DisplayWidth.of(hints)
         let titleRoom = hintWidth > 0 ? room - hintWidth - 2 : room
         let title = DisplayWidth.truncate(titleText, to: titleRoom)
         var first = lead + title
@@ -91,6 +99,19 @@ enum BannerRenderer {
             rows.append(DisplayWidth.truncate("   " + content.body, to: columns - 1))
         }
         return rows
+    }
+
+    /// `██████░░░░░░░░  40%`: `width` cells, filled to the nearest cell, then the percentage.
+    /// Block characters rather than colour, so the bar shows on a monochrome banner too.
+    static func progressBar(_ progress: Int, width: Int) -> String {
+        let filled = (progress * width + 50) / 100
+        let percent = "\(progress)%"
+        return String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            + String(repeating: " ", count: 5 - percent.count) + percent
+    }
+
+    private static func join(_ left: String, _ right: String) -> String {
+        left.isEmpty || right.isEmpty ? left + right : left + "  " + right
     }
 
     /// One row painted: the tint, the text, then the rest of the row erased in the same

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Glibc
 import NotifyRoute
 
 /// The `terminal` sink kind: a line per event, or a banner at the top of the terminal.
@@ -36,7 +37,10 @@ import NotifyRoute
 /// Options in config: `style` (`line`, `banner`), `output` (`stderr`, `stdout`, `tty`:
 /// the line style's output, and where a banner's fallback line goes), `color` (`auto`,
 /// `always`, `never`), and for banners `policy` (`one-at-a-time`, `queue`), `compact`
-/// (`auto`, `always`, `never`) and `device` (a terminal device path; default `/dev/tty`).
+/// (`auto`, `always`, `never`) and `device` (a terminal device path; default `/dev/tty`),
+/// and `unattended` (`print`, `last-resort`): with `last-resort`, when there is no terminal
+/// to write on (cron, a systemd service), the line is written only when no other sink took
+/// the event, as the embedded default config does.
 public struct TerminalSink: NotificationSink {
     public enum Output: String, Sendable, CaseIterable {
         case standardError = "stderr"
@@ -61,6 +65,15 @@ public struct TerminalSink: NotificationSink {
         case queue
     }
 
+    /// What the sink does with an event when it has no terminal to write on: its line
+    /// goes to a file or a pipe (cron mails it; a systemd service's stderr is journaled).
+    public enum UnattendedMode: String, Sendable, CaseIterable {
+        /// Writes the line all the same.
+        case print
+        /// Writes it only when no other sink took the event (``SinkCapabilities/lastResort``).
+        case lastResort = "last-resort"
+    }
+
     /// When a banner uses its one-row compact layout.
     public enum CompactMode: String, Sendable, CaseIterable {
         /// When the terminal is narrower than 60 columns or shorter than 10 rows.
@@ -75,16 +88,22 @@ public struct TerminalSink: NotificationSink {
     public let compact: CompactMode
     /// The terminal a banner draws on; `nil` for the controlling terminal (`/dev/tty`).
     public let device: String?
+    public let unattended: UnattendedMode
+    /// `unattended` is `last-resort` and there is no terminal to write on, decided once.
+    private let standsBy: Bool
     private let environment: [String: String]
     private let writer: TerminalWriter
     private let presenter: BannerPresenter?
 
     /// - Parameters:
     ///   - device: a terminal device for banners (`/dev/pts/3`); `nil` for `/dev/tty`.
+    ///   - unattended: what to do without a terminal to write on (a line style whose output is
+    ///     not a terminal; a banner without a terminal whose fallback line would not go to one).
     ///   - environment: read for `NO_COLOR`, `TERM` and `COLORTERM`.
     public init(
         output: Output = .standardError, color: ColorMode = .auto, style: Style = .line,
         policy: BannerPolicy = .oneAtATime, compact: CompactMode = .auto, device: String? = nil,
+        unattended: UnattendedMode = .print,
         environment: [String: String] = ProcessEnvironment.values(["NO_COLOR", "TERM", "COLORTERM"])
     ) {
         self.output = output
@@ -93,8 +112,10 @@ public struct TerminalSink: NotificationSink {
         self.policy = policy
         self.compact = compact
         self.device = device
+        self.unattended = unattended
         self.environment = environment
         self.writer = TerminalWriter(output: output)
+        standsBy = unattended == .lastResort && !Self.hasTerminal(style: style, output: output, device: device)
         self.presenter = style == .banner
             ? BannerPresenter(settings: .init(
                 devicePath: device ?? TerminalDevice.controllingTerminal,
@@ -119,6 +140,9 @@ public struct TerminalSink: NotificationSink {
                     example: "always", "a one-row banner (`auto`: under 60 columns or 10 rows)"),
             .option("device", .string, default: .implicit("the controlling terminal"), example: "/dev/pts/3",
                     "the terminal a banner is drawn on (an absolute path)"),
+            .option("unattended", .choice(UnattendedMode.allCases.map(\.rawValue)), default: .value(UnattendedMode.print.rawValue),
+                    example: "last-resort",
+                    "without a terminal to write on (cron, a service): print anyway, or only when no other sink took the event"),
         ]
     ) { options in
         func choice<T: RawRepresentable & CaseIterable>(_ key: String, _ type: T.Type, default value: T) throws -> T
@@ -135,16 +159,36 @@ public struct TerminalSink: NotificationSink {
             style: try choice("style", Style.self, default: .line),
             policy: try choice("policy", BannerPolicy.self, default: .oneAtATime),
             compact: try choice("compact", CompactMode.self, default: .auto),
-            device: device)
+            device: device,
+            unattended: try choice("unattended", UnattendedMode.self, default: .print))
     }
 
     public var capabilities: SinkCapabilities {
-        guard style == .banner else { return SinkCapabilities(maxTitleLength: 200, maxBodyLength: 1_000) }
+        guard style == .banner else { return SinkCapabilities(maxTitleLength: 200, maxBodyLength: 1_000, lastResort: standsBy) }
         // A banner updates and closes in place, shows action labels as hints, and
         // reports when it goes (expired or closed), which `send --wait` prints.
         return SinkCapabilities(
             canReplace: true, canClose: true, supportsActions: true, reportsInteractions: true,
-            maxTitleLength: 200, maxBodyLength: 1_000)
+            maxTitleLength: 200, maxBodyLength: 1_000, lastResort: standsBy)
+    }
+
+    /// Whether what this sink writes reaches a terminal: the line style's output, or the
+    /// banner's terminal and, failing that, the output its line falls back to.
+    private static func hasTerminal(style: Style, output: Output, device: String?) -> Bool {
+        if style == .banner, let terminal = try? TerminalDevice.open(device ?? TerminalDevice.controllingTerminal) {
+            terminal.close()
+            return true
+        }
+        let lineOutput = style == .banner && output == .controllingTerminal ? .standardError : output
+        switch lineOutput {
+        case .standardError: return isatty(STDERR_FILENO) == 1
+        case .standardOutput: return isatty(STDOUT_FILENO) == 1
+        case .controllingTerminal:
+            let fd = Glibc.open(TerminalDevice.controllingTerminal, O_WRONLY | O_NOCTTY | O_CLOEXEC)
+            guard fd >= 0 else { return false }
+            Glibc.close(fd)
+            return true
+        }
     }
 
     public func availability() async -> SinkAvailability {

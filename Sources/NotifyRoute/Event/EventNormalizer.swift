@@ -71,6 +71,9 @@ public enum EventNormalizer {
         for key in event.fields.keys where key.isEmpty {
             throw EventError("a field has an empty name; use -f NAME=VALUE")
         }
+        if let progress = event.progress, !NotificationEvent.progressRange.contains(progress) {
+            throw EventError("progress \(progress) is out of range; expected a whole number from 0 to 100")
+        }
         if let id = event.messageID {
             guard id.count == 32, id.allSatisfy(\.isHexDigit) else {
                 throw EventError("message id \"\(id)\" must be 32 hexadecimal digits")

@@ -6,7 +6,7 @@
 enum JSONLine: Sendable {
     case null
     case bool(Bool)
-    /// The number as written; the event schema has no numeric keys, but field values may be numbers.
+    /// The number as written (`progress`, and field values may be numbers).
     case number(String)
     case string(String)
     case array([JSONLine])

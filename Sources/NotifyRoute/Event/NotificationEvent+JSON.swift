@@ -14,7 +14,7 @@ extension NotificationEvent {
     /// The keys an event object may have, in the order the schema lists them.
     public static let jsonKeys = [
         "title", "body", "level", "timeout", "app", "source", "tags", "dedup_key", "replace_key",
-        "icon", "category", "actions", "fields", "message_id",
+        "icon", "category", "actions", "fields", "message_id", "progress",
     ]
 
     /// Decodes one line of JSON into an event.
@@ -77,7 +77,24 @@ extension NotificationEvent {
         event.tags = Set(try stringArray(values["tags"], key: "tags"))
         event.actions = try actions(values["actions"])
         event.fields = try fields(values["fields"])
+        event.progress = try progress(values["progress"])
         return event
+    }
+
+    /// A whole number from 0 to 100 (`50`, or `50.0` as some encoders write it).
+    private static func progress(_ value: JSONLine?) throws(EventError) -> Int? {
+        switch value {
+        case nil, .null?: return nil
+        case .number(let text)?:
+            guard let number = Double(text), number.rounded() == number,
+                  let progress = Int(exactly: number), progressRange.contains(progress)
+            else {
+                throw EventError("\"progress\": \(text) is not a whole number from 0 to 100")
+            }
+            return progress
+        case let other?:
+            throw EventError("\"progress\": expected a whole number from 0 to 100, found \(other.kindDescription)")
+        }
     }
 
     private static func stringArray(_ value: JSONLine?, key: String) throws(EventError) -> [String] {

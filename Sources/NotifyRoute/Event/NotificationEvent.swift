@@ -39,6 +39,7 @@ public struct NotificationEvent: Hashable, Sendable {
         var fields: [String: String]
         var messageID: String?
         var callSite: CallSite?
+        var progress: Int?
     }
 
     /// Runs `body` on the values, copying the box first when another event shares it.
@@ -120,6 +121,17 @@ public struct NotificationEvent: Hashable, Sendable {
         set { update { $0.callSite = newValue } }
     }
 
+    /// How far a task has got, 0 to 100: a desktop bar (the `value` hint), a bar in the
+    /// terminal banner, `NOTIFY_ROUTE_PROGRESS` in the journal. With a replace key, each
+    /// update replaces the last; the default dedup key includes it, so a new value is no duplicate.
+    public var progress: Int? {
+        get { storage.values.progress }
+        set { update { $0.progress = newValue } }
+    }
+
+    /// The values ``progress`` accepts.
+    public static let progressRange = 0...100
+
     public static func == (lhs: NotificationEvent, rhs: NotificationEvent) -> Bool {
         lhs.storage === rhs.storage || lhs.storage.values == rhs.storage.values
     }
@@ -143,12 +155,13 @@ public struct NotificationEvent: Hashable, Sendable {
         actions: [NotificationAction] = [],
         fields: [String: String] = [:],
         messageID: String? = nil,
-        callSite: CallSite? = nil
+        callSite: CallSite? = nil,
+        progress: Int? = nil
     ) {
         storage = Storage(Values(
             title: title, body: body, level: level, timeout: timeout, app: app, source: source, tags: tags,
             dedupKey: dedupKey, replaceKey: replaceKey, icon: icon, category: category, actions: actions, fields: fields,
-            messageID: messageID, callSite: callSite))
+            messageID: messageID, callSite: callSite, progress: progress))
     }
 }
 

@@ -16,10 +16,11 @@ extension ResolvedEvent {
         var actions: [NotificationAction]
         var fields: [String: String]
         var messageID: String?
+        var progress: Int?
 
         enum CodingKeys: String, CodingKey {
             case title, body, level, timeout, app, source, tags, dedupKey = "dedup_key", replaceKey = "replace_key"
-            case icon, category, actions, fields, messageID = "message_id"
+            case icon, category, actions, fields, messageID = "message_id", progress
         }
 
         package init(_ event: ResolvedEvent) {
@@ -37,6 +38,7 @@ extension ResolvedEvent {
             actions = event.actions
             fields = event.fields
             messageID = event.messageID
+            progress = event.progress
         }
     }
 }

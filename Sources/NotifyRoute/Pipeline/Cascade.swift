@@ -45,7 +45,8 @@ struct Cascade: Sendable {
             fields: fields,
             messageID: explicit.messageID ?? rules.messageID,
             callSite: explicit.callSite,
-            style: style)
+            style: style,
+            progress: explicit.progress)
     }
 
     /// Whether a route or a sink sets a value the cascade lays over the rules: when

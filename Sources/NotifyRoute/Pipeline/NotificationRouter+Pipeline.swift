@@ -17,12 +17,18 @@ extension NotificationRouter {
             if pipeline.deliver.keepsState { pipeline.record.remember(routed, report, now: clock.now()) }
             return (routed, report)
         }
-        var outcomes = await wave(routed.targets, routed, resolved, failoverFor: [:], through: pipeline)
+        // Last-resort sinks (``SinkCapabilities/lastResort``) wait for the others' outcomes.
+        var targets = routed.targets, lastResort: [RouteTarget] = []
+        if targets.contains(where: { $0.instance?.lastResort == true }) {
+            lastResort = targets.filter { $0.instance?.lastResort == true }
+            targets.removeAll { $0.instance?.lastResort == true }
+        }
+        var outcomes = await wave(targets, routed, resolved, failoverFor: [:], through: pipeline)
         var failoverFor: [String: [String]] = [:]
         var failover: [RouteTarget] = []  // each under the route of the first sink it stands in for
         // By position, the failover list first: zipping copied every outcome out.
-        for position in routed.targets.indices {
-            let target = routed.targets[position]
+        for position in targets.indices {
+            let target = targets[position]
             guard !target.failover.isEmpty, let route = target.route else { continue }
             switch outcomes[position].status {
             case .failed, .unavailable: break
@@ -36,10 +42,33 @@ extension NotificationRouter {
         if !failover.isEmpty {
             outcomes += await wave(failover, routed, resolved, failoverFor: failoverFor, through: pipeline)
         }
+        if !lastResort.isEmpty {
+            outcomes += await standBy(lastResort, after: outcomes, routed, resolved, through: pipeline)
+        }
         let report = DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
                                     outcomes: outcomes, notes: routed.notes)
         if pipeline.deliver.keepsState { pipeline.record.remember(routed, report, now: clock.now()) }
         return (routed, report)
+    }
+
+    /// The last-resort sinks' part: a wave of their own when no other sink took the event
+    /// (each failed, was unavailable or declined it by its `min_level`, or there was none);
+    /// otherwise each stands by, suppressed, naming who took it. A duplicate, a rate limit or
+    /// quiet hours on another sink count as taken: that sink has the event in hand.
+    private nonisolated(nonsending) func standBy(_ targets: [RouteTarget], after outcomes: [SinkOutcome], _ event: RoutedEvent,
+                         _ resolved: ResolvedEvent, through pipeline: Pipeline) async -> [SinkOutcome] {
+        let took = outcomes.filter {
+            switch $0.status {
+            case .failed, .unavailable, .suppressed(.belowMinimumLevel), .suppressed(.alreadyRouted): false
+            default: true
+            }
+        }
+        guard !took.isEmpty else { return await wave(targets, event, resolved, failoverFor: [:], through: pipeline) }
+        let names = took.map(\.sink).joined(separator: ", ")
+        return targets.map { target in
+            SinkOutcome(sink: target.sinkName, kind: target.instance?.declaration.kind ?? "?",
+                        status: .suppressed(.lastResort(tookIt: names)), route: target.label)
+        }
     }
 
     /// Fan-out, the policy stages in one state transaction, deliver, record.

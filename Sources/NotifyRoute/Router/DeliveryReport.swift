@@ -145,6 +145,8 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
     case silenced(id: String)
     /// `notify-route pause` holds events below this level until `resume`.
     case paused(below: Level)
+    /// A last-resort sink (``SinkCapabilities/lastResort``) stood by: these sinks took the event.
+    case lastResort(tookIt: String)
 
     public var description: String {
         switch self {
@@ -158,6 +160,7 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
         case .inhibited(let rule): "inhibited by \(rule)"
         case .silenced(let id): "silenced by \(id)"
         case .paused(let level): "paused below \(level.rawValue) (held until resume)"
+        case .lastResort(let sinks): "last resort, and \(sinks) took it"
         }
     }
 
@@ -171,6 +174,7 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
         case .inhibited: "inhibited"
         case .silenced: "silenced"
         case .paused: "paused"
+        case .lastResort: "last-resort"
         }
     }
 }

@@ -6,11 +6,14 @@ final class SinkInstance: Sendable {
     /// The name's `hashValue`, hashed once for the state keys of every delivery; `nil`
     /// when the name holds U+001E (see ``RouterState/Key/init(sink:key:)``).
     let nameHash: Int?
+    /// ``SinkCapabilities/lastResort``, read once: the router splits every event's targets by it.
+    let lastResort: Bool
 
     init(declaration: SinkDeclaration, sink: any NotificationSink, deadline: Duration) {
         self.declaration = declaration
         self.sink = sink
         self.deadline = deadline
+        lastResort = sink.capabilities.lastResort
         nameHash = declaration.name.utf8.contains(0x1E) ? nil : declaration.name.hashValue
     }
 

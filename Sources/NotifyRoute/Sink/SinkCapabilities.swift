@@ -26,13 +26,20 @@ public struct SinkCapabilities: Hashable, Sendable {
     /// the deadline, and does not cancel it. Never declare it for a sink whose
     /// `deliver` can block: a D-Bus call, a blocking write, a child process.
     public var deliversInline: Bool
+    /// The sink takes an event only when every other sink it was routed to (failover sinks
+    /// included) failed or was unavailable; otherwise its outcome is suppressed as
+    /// ``SuppressionReason/lastResort(tookIt:)``. The terminal sink's `unattended: last-resort`
+    /// says so when its output is not a terminal, so that cron does not mail, nor the journal
+    /// keep twice, a line another sink delivered. Read once, when the router is made.
+    public var lastResort: Bool
 
     public init(
         canReplace: Bool = false, canClose: Bool = false, supportsActions: Bool = false,
         supportsMarkup: Bool = false, reportsInteractions: Bool = false,
-        maxTitleLength: Int? = nil, maxBodyLength: Int? = nil, deliversInline: Bool = false
+        maxTitleLength: Int? = nil, maxBodyLength: Int? = nil, deliversInline: Bool = false, lastResort: Bool = false
     ) {
         self.deliversInline = deliversInline
+        self.lastResort = lastResort
         self.canReplace = canReplace
         self.canClose = canClose
         self.supportsActions = supportsActions

@@ -94,6 +94,9 @@ enum FastSendParser {
             case .action: flags.actions.append(value)
             case .field: flags.fields.append(value)
             case .sink: flags.sinks.append(value)
+            case .progress:
+                guard let progress = Int(value) else { return nil }
+                flags.progress = progress
             case .socket: socket = value
             default: return nil
             }
@@ -110,7 +113,7 @@ enum FastSendParser {
     /// Every option and flag of `send` (``GlobalOptions``, ``EventFlags`` and ``Send``'s own).
     enum Option: Int {
         case config, verbose, level, timeout, app, source, tag, dedupKey, replaceKey, icon, category, action, field, sink
-        case wait, noWait, dryRun, json, noDaemon, socket
+        case wait, noWait, dryRun, json, noDaemon, socket, progress
 
         enum Spelling {
             case long(Substring)
@@ -141,6 +144,7 @@ enum FastSendParser {
                 case "json": self = .json
                 case "no-daemon": self = .noDaemon
                 case "socket": self = .socket
+                case "progress": self = .progress
                 default: return nil
                 }
             case .short(let name):

@@ -45,6 +45,11 @@ struct EventFlags: ParsableArguments {
     @Option(name: [.customShort("f"), .customLong("field")], help: ArgumentHelp("A structured field; repeat for more.", valueName: "KEY=VALUE"))
     var fields: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp(
+        "How far a task has got, 0 to 100: a bar on the desktop and in the banner; with -r, each send updates one notification.",
+        valueName: "PERCENT"))
+    var progress: Int?
+
     @Option(name: .long, help: ArgumentHelp("Send to this sink only, bypassing routes; repeat for more.", valueName: "NAME"))
     var sink: [String] = []
 
@@ -52,7 +57,8 @@ struct EventFlags: ParsableArguments {
     var arguments: EventArguments {
         EventArguments(
             level: level, timeout: timeout, app: app, source: source, tags: tags, dedupKey: dedupKey,
-            replaceKey: replaceKey, icon: icon, category: category, actions: actions, fields: fields, sinks: sink)
+            replaceKey: replaceKey, icon: icon, category: category, actions: actions, fields: fields, sinks: sink,
+            progress: progress)
     }
 
     func validate() throws {
@@ -80,6 +86,7 @@ struct EventArguments: Equatable, Sendable {
     var actions: [String] = []
     var fields: [String] = []
     var sinks: [String] = []
+    var progress: Int?
 
     /// What is wrong with the values, in the words of the usage error; `nil` when nothing is.
     var problem: String? {
@@ -87,6 +94,9 @@ struct EventArguments: Equatable, Sendable {
             do { _ = try NotificationTimeout(parsing: timeout) } catch {
                 return "--timeout: \(error.description), or never, or default"
             }
+        }
+        if let progress, !NotificationEvent.progressRange.contains(progress) {
+            return "--progress \(progress): expected a whole number from 0 to 100"
         }
         for action in actions where NotificationAction(parsing: action) == nil {
             return "--action \"\(action)\": expected ID=LABEL, for example -A ack=Acknowledge"
@@ -108,6 +118,7 @@ struct EventArguments: Equatable, Sendable {
         if let replaceKey { event.replaceKey = replaceKey }
         if let icon { event.icon = icon }
         if let category { event.category = category }
+        if let progress { event.progress = progress }
         event.actions += actions.compactMap(NotificationAction.init(parsing:))
         for field in fields {
             let parts = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

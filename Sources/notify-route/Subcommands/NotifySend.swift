@@ -80,6 +80,8 @@ struct NotifySendArguments: Equatable, Sendable {
     var category: String?
     var transient = false
     var hints: [String: DesktopHint] = [:]
+    /// `-h int:value:N` with N from 0 to 100: the event's progress, which every sink shows.
+    var progress: Int?
     var printID = false
     var replaceID: UInt32?
     var wait = false
@@ -236,6 +238,9 @@ struct NotifySendArguments: Equatable, Sendable {
         }
         if name == "urgency", case .byte(let level) = hint, let urgency = Urgency(byte: level) {
             self.urgency = urgency
+        } else if name == "value", case .int32(let value) = hint, NotificationEvent.progressRange.contains(Int(value)) {
+            // The desktop sink sends it back as the same int hint; out of range it stays a plain hint, as notify-send passes it.
+            progress = Int(value)
         } else {
             hints[name] = hint
         }
@@ -298,6 +303,7 @@ struct NotifySendArguments: Equatable, Sendable {
         flags.category = category
         flags.actions = actions.map(\.description)
         flags.replaceKey = replaceID.map(Self.replaceKey(forID:))
+        flags.progress = progress
         return SendRequest(
             config: config, flags: flags, title: summary, body: body, wait: wait || !actions.isEmpty, noDaemon: true)
     }
