@@ -22,7 +22,7 @@ public final class NotificationRouter: Sendable {
     let logger: Logger
     let countUpdates: CountUpdateCoalescer
     /// The stages of `send`, and the same with the deliver stage of `--dry-run` and `explain`.
-    let pipeline: Pipeline, planning: Pipeline
+    let pipeline: Pipeline<SinkDeliverStage>, planning: Pipeline<PlanStage>
 
     /// Makes every sink of `configuration` with its plugin from `registry`.
     public convenience init(
@@ -83,7 +83,7 @@ public final class NotificationRouter: Sendable {
         self.logger = logger
         let countUpdates = CountUpdateCoalescer(minimumInterval: countUpdateInterval)
         self.countUpdates = countUpdates
-        pipeline = Pipeline(configuration, instances: instances, deliver: SinkDeliverStage(), countUpdates: countUpdates)
+        pipeline = Pipeline(configuration, instances: instances, countUpdates: countUpdates)
         planning = pipeline.delivering(with: PlanStage())
     }
 
