@@ -149,16 +149,37 @@ public struct ConfigKey: Hashable, Sendable {
 /// Every key the core reads, section by section (dunst's `settings_data.h` is the model).
 /// Sink plugins declare their own options in ``SinkPlugin/options``.
 public enum ConfigSchema {
-    public static let keys: [ConfigKey] = top + defaults + level + sink + rule + ruleSet + match + route + routeSet
-        + dedup + rate + quiet + inhibit + state + serve + source + HistorySettings.keys
+    public static let keys: [ConfigKey] = sections.flatMap { keys(in: $0) }
 
     /// The sections in the order the key reference lists them.
     public static let sections: [ConfigSection] = [
         .top, .defaults, .level, .sink, .rule, .ruleSet, .match, .route, .routeSet, .dedup, .rate, .quiet, .inhibit, .state, .history, .serve, .serveAllow, .source,
     ]
 
+    /// A section's own array: loading a config builds only the sections it reads, not
+    /// the whole table (``keys`` is for `config show` and the key reference).
     public static func keys(in section: ConfigSection) -> [ConfigKey] {
-        keys.filter { $0.section == section }
+        switch section {
+        case .top: top
+        case .defaults: defaults
+        case .level: level
+        case .sink: sink
+        case .rule: rule
+        case .ruleSet: ruleSet
+        case .match: match
+        case .route: route
+        case .routeSet: routeSet
+        case .dedup: dedup
+        case .rate: rate
+        case .quiet: quiet
+        case .inhibit: inhibit
+        case .state: state
+        case .serve: serve
+        case .serveAllow: serveAllow
+        case .history: HistorySettings.keys
+        case .source: source
+        default: []
+        }
     }
 
     /// The key names of a section, in declaration order: what the loader allows there.
@@ -305,12 +326,14 @@ public enum ConfigSchema {
                   "events at or above this level go through"),
     ]
 
+    // `reduce`, not `joined(separator:)`: the latter runs unspecialised here, looking its
+    // associated types up at run time on every start that reads an inhibit rule.
     private static let inhibit: [ConfigKey] = [
         ConfigKey(.inhibit, "source", .mapping(.match), default: .required, example: "{ level: critical }",
                   "the events that inhibit"),
         ConfigKey(.inhibit, "target", .mapping(.match), default: .required, example: "{ level: \"<=warning\" }",
                   "the events they inhibit"),
-        ConfigKey(.inhibit, "equal", .other("list of `\(InhibitRule.equalKeys.joined(separator: "` `"))`"), default: .value("[]"),
+        ConfigKey(.inhibit, "equal", .other(InhibitRule.equalKeys.reduce("list of") { $0 + " `\($1)`" }), default: .value("[]"),
                   example: "[source]", "the event values that must be equal in the source and the target"),
         ConfigKey(.inhibit, "for", .duration, default: .implicit("the source event's timeout (1h if sticky), or until closed"),
                   example: "30m", "how long a source event stays active"),
@@ -357,6 +380,9 @@ public enum ConfigSchema {
     private static let serve: [ConfigKey] = [
         ConfigKey(.serve, "allow", .mapping(.serveAllow), default: .derived("each key's own"), example: "{ uids: [0] }",
                   "who besides the daemon's own user may hand it events (checked per connection with SO_PEERCRED)"),
+    ]
+
+    private static let serveAllow: [ConfigKey] = [
         ConfigKey(.serveAllow, "uids", .other("list of user names or numeric uids"), default: .value("[]"), example: "[root, 65534]",
                   "users who may connect; the socket becomes 0666 (the uid check still applies)"),
         ConfigKey(.serveAllow, "groups", .other("list of group names or numeric gids"), default: .value("[]"), example: "[adm]",

@@ -4,7 +4,7 @@ struct DedupStage: PolicyStage {
     func decide(_ delivery: inout SinkFlow, _ context: PolicyContext) {
         guard let window = delivery.target.dedupWindow else { return }
         let (record, isDuplicate) = context.state.recordDedup(
-            forKey: delivery.stateKey, now: context.now, window: window.seconds, maxEntries: context.maxEntries)
+            forKey: delivery.stateKey, now: context.now, window: delivery.target.dedupSeconds, maxEntries: context.maxEntries)
         let canReplace = delivery.capabilities.canReplace
         guard isDuplicate else {
             delivery.decision.createdWindow = true

@@ -4,10 +4,10 @@
 extension NotificationRouter {
     // `nonisolated(nonsending)` here and on `wave`: they run on `send`'s executor, without
     // the executor switch an async function's entry makes otherwise.
-    nonisolated(nonsending) func run(_ event: NotificationEvent, only sinkNames: [String]?, through pipeline: Pipeline,
+    nonisolated(nonsending) func run<Deliver>(_ event: NotificationEvent, only sinkNames: [String]?, through pipeline: Pipeline<Deliver>,
              tracing: Bool = false) async throws(EventError) -> (event: RoutedEvent, report: DeliveryReport) {
         var routing = RoutedEvent(event, only: sinkNames, tracing: tracing)
-        for stage in pipeline.event { try stage.run(&routing) }
+        try pipeline.route(&routing)
         // A constant from here on: the waves borrow it instead of copying a variable.
         let routed = consume routing
         let resolved = pipeline.fanOut.resolve(routed)
@@ -55,8 +55,8 @@ extension NotificationRouter {
     /// (each failed, was unavailable or declined it by its `min_level`, or there was none);
     /// otherwise each stands by, suppressed, naming who took it. A duplicate, a rate limit or
     /// quiet hours on another sink count as taken: that sink has the event in hand.
-    private nonisolated(nonsending) func standBy(_ targets: [RouteTarget], after outcomes: [SinkOutcome], _ event: RoutedEvent,
-                         _ resolved: ResolvedEvent, through pipeline: Pipeline) async -> [SinkOutcome] {
+    private nonisolated(nonsending) func standBy<Deliver>(_ targets: [RouteTarget], after outcomes: [SinkOutcome], _ event: RoutedEvent,
+                         _ resolved: ResolvedEvent, through pipeline: Pipeline<Deliver>) async -> [SinkOutcome] {
         let took = outcomes.filter {
             switch $0.status {
             case .failed, .unavailable, .suppressed(.belowMinimumLevel), .suppressed(.alreadyRouted): false
@@ -71,35 +71,14 @@ extension NotificationRouter {
         }
     }
 
-    /// Fan-out, the policy stages in one state transaction, deliver, record.
-    private nonisolated(nonsending) func wave(_ targets: [RouteTarget], _ event: RoutedEvent, _ resolved: ResolvedEvent, failoverFor: [String: [String]],
-                      through pipeline: Pipeline) async -> [SinkOutcome] {
+    /// Fan-out, the policy stages (in one state transaction when any needs the state), deliver, record.
+    private nonisolated(nonsending) func wave<Deliver>(_ targets: [RouteTarget], _ event: RoutedEvent, _ resolved: ResolvedEvent, failoverFor: [String: [String]],
+                      through pipeline: Pipeline<Deliver>) async -> [SinkOutcome] {
         var wave = pipeline.fanOut.run(targets, event, resolved: resolved, failoverFor: failoverFor)
         let keepsState = pipeline.deliver.keepsState
         if !wave.flows.isEmpty {
-            do {
-                try store.withState(discardingChanges: !keepsState) { state in
-                    let context = PolicyContext(now: clock.now(), state: state, maxEntries: configuration.state.maxEntries,
-                                                countUpdates: keepsState ? countUpdates : nil)
-                    // The stages called in place: iterating the array copied each existential out.
-                    pipeline.policy.withUnsafeBufferPointer { stages in
-                        for position in wave.flows.indices {
-                            for stage in stages.indices {
-                                stages[stage].decide(&wave.flows[position], context)
-                                if wave.flows[position].decision.suppressed != nil { break }
-                            }
-                        }
-                    }
-                }
-            } catch {
-                // State that cannot be read must not stop delivery: deliver as new and say so.
-                for position in wave.flows.indices {
-                    if keepsState {
-                        wave.outcomes[wave.flows[position].index].notes.append("state unavailable (\(error)); dedup and replace skipped")
-                    }
-                    wave.flows[position].decision = PolicyDecision()
-                    wave.flows[position].flush = nil
-                }
+            if wave.flows.contains(where: { pipeline.policy.needsState($0) }) {
+                decide(&wave, by: pipeline.policy, keepingState: keepsState)
             }
             for flow in wave.flows { if let flush = flow.flush { schedule(flush) } }
             await pipeline.deliver.deliver(&wave)
@@ -109,5 +88,25 @@ extension NotificationRouter {
             schedule(flush)
         }
         return wave.outcomes
+    }
+
+    /// The policy stages for every flow of the wave, in one state transaction.
+    private func decide(_ wave: inout Wave, by policy: PolicyChain, keepingState keepsState: Bool) {
+        do {
+            try store.withState(discardingChanges: !keepsState) { state in
+                let context = PolicyContext(now: clock.now(), state: state, maxEntries: configuration.state.maxEntries,
+                                            countUpdates: keepsState ? countUpdates : nil)
+                for position in wave.flows.indices { policy.decide(&wave.flows[position], context) }
+            }
+        } catch {
+            // State that cannot be read must not stop delivery: deliver as new and say so.
+            for position in wave.flows.indices {
+                if keepsState {
+                    wave.outcomes[wave.flows[position].index].notes.append("state unavailable (\(error)); dedup and replace skipped")
+                }
+                wave.flows[position].decision = PolicyDecision()
+                wave.flows[position].flush = nil
+            }
+        }
     }
 }

@@ -4,37 +4,86 @@
 ///
 /// `send`, `--dry-run` and `explain` run the same list; the last two swap only the
 /// deliver stage (``PlanStage``) for one that says what would happen. A new policy is a
-/// new ``PolicyStage`` in ``policy``, not a branch inside the router.
-struct Pipeline: Sendable {
-    /// Run once per event, in order: what the event is and where it goes.
-    var event: [any EventStage]
+/// new ``PolicyStage`` and one line in ``PolicyChain/decide(_:_:)``, not a branch inside
+/// the router.
+///
+/// The stages are held and called by their concrete types (generic over the deliver
+/// stage), not as `any` stages in arrays: every event calls them, and an existential
+/// call is an indirect call on a copied box that the compiler cannot inline.
+struct Pipeline<Deliver: DeliverStage>: Sendable {
+    let rules: RulesStage
+    let routes: RoutesStage
     /// Gives each target its own copy of the event, and settles the sinks it cannot reach.
-    var fanOut: FanOutStage
-    /// Run per sink, in order, inside one state transaction per wave; the first stage
-    /// that suppresses the delivery ends the chain for that sink.
-    var policy: [any PolicyStage]
-    var deliver: any DeliverStage
-    var record: RecordStage
+    let fanOut: FanOutStage
+    let policy: PolicyChain
+    let deliver: Deliver
+    let record: RecordStage
 
-    init(_ configuration: RouterConfiguration, instances: [String: SinkInstance], deliver: any DeliverStage,
-         countUpdates: CountUpdateCoalescer, memory: RouterMemory? = nil) {
-        let cascade = Cascade(configuration)
-        event = [NormaliseStage(), RulesStage(configuration, cascade: cascade),
-                 RoutesStage(configuration, instances: instances)]
-        fanOut = FanOutStage(cascade: cascade)
-        policy = [InhibitStage(configuration.inhibitRules), QuietHoursStage(), DedupStage(), RateLimitStage(),
-                  QuietHoursSummaryStage(), ReplaceStage()]
-        if let memory { policy.insert(contentsOf: [SilenceStage(memory: memory), PauseStage(memory: memory)] as [any PolicyStage], at: 1) }
-        self.deliver = deliver
-        record = RecordStage(inhibitRules: configuration.inhibitRules, maxEntries: configuration.state.maxEntries,
-                             countUpdates: countUpdates, memory: memory, history: configuration.history)
+    /// Run once per event, in order: what the event is and where it goes.
+    func route(_ event: inout RoutedEvent) throws(EventError) {
+        try NormaliseStage().run(&event)
+        try rules.run(&event)
+        try routes.run(&event)
     }
 
     /// The same list with another deliver stage.
-    func delivering(with deliver: any DeliverStage) -> Pipeline {
-        var copy = self
-        copy.deliver = deliver
-        return copy
+    func delivering<Other>(with deliver: Other) -> Pipeline<Other> {
+        Pipeline<Other>(rules: rules, routes: routes, fanOut: fanOut, policy: policy, deliver: deliver, record: record)
+    }
+}
+
+extension Pipeline<SinkDeliverStage> {
+    init(_ configuration: RouterConfiguration, instances: [String: SinkInstance], countUpdates: CountUpdateCoalescer,
+         memory: RouterMemory? = nil) {
+        let cascade = Cascade(configuration)
+        self.init(
+            rules: RulesStage(configuration, cascade: cascade), routes: RoutesStage(configuration, instances: instances),
+            fanOut: FanOutStage(cascade: cascade), policy: PolicyChain(inhibit: InhibitStage(configuration.inhibitRules),
+                                                      silence: SilenceStage(memory: memory), pause: PauseStage(memory: memory)),
+            deliver: SinkDeliverStage(),
+            record: RecordStage(inhibitRules: configuration.inhibitRules, maxEntries: configuration.state.maxEntries,
+                                countUpdates: countUpdates, memory: memory, history: configuration.history))
+    }
+}
+
+/// The per-sink policy stages, in order. Run inside one state transaction per wave; the
+/// first stage that suppresses the delivery ends the chain for that sink.
+struct PolicyChain: Sendable {
+    /// The stages that hold configuration; the others are made where they run (empty values).
+    let inhibit: InhibitStage
+    let silence: SilenceStage
+    let pause: PauseStage
+
+    func decide(_ flow: inout SinkFlow, _ context: PolicyContext) {
+        guard flow.passes(inhibit, context),
+              flow.passes(silence, context),
+              flow.passes(pause, context),
+              flow.passes(QuietHoursStage(), context),
+              flow.passes(DedupStage(), context),
+              flow.passes(RateLimitStage(), context),
+              flow.passes(QuietHoursSummaryStage(), context),
+              flow.passes(ReplaceStage(), context)
+        else { return }
+    }
+
+    /// Whether a stage would read or change the state for `flow`. A wave in which no flow
+    /// needs it opens no state transaction, so a `send` on a route without policies does
+    /// not open the database. A stage that reads the state adds its condition here.
+    /// Events that quiet hours held are summarised by the next wave that opens the state,
+    /// so a route whose quiet hours were removed from the config since gets its summary
+    /// with the next event that has a policy.
+    func needsState(_ flow: borrowing SinkFlow) -> Bool {
+        !inhibit.rules.isEmpty || flow.target.hasQuietHours || flow.target.dedupWindow != nil
+            || flow.target.rateLimit != nil || (flow.capabilities.canReplace && flow.handleKey != nil)
+    }
+}
+
+extension SinkFlow {
+    /// Runs one policy stage; false when it suppressed the delivery.
+    @inline(__always)
+    mutating func passes(_ stage: some PolicyStage, _ context: PolicyContext) -> Bool {
+        stage.decide(&self, context)
+        return decision.suppressed == nil
     }
 }
 

@@ -2,7 +2,7 @@
 /// first event after them carries a summary (``QuietHoursSummaryStage``).
 struct QuietHoursStage: PolicyStage {
     func decide(_ delivery: inout SinkFlow, _ context: PolicyContext) {
-        guard let quiet = delivery.target.quietHours, let window = quiet.activeWindow(at: context.now),
+        guard delivery.target.hasQuietHours, let quiet = delivery.target.quietHours, let window = quiet.activeWindow(at: context.now),
               delivery.event.level < quiet.breakthrough
         else { return }
         let key = delivery.policyKey

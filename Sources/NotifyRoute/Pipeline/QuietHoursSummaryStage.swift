@@ -3,7 +3,8 @@
 /// suppress the event, so that a summary is never attached to an event not sent.
 struct QuietHoursSummaryStage: PolicyStage {
     func decide(_ delivery: inout SinkFlow, _ context: PolicyContext) {
-        guard context.state.holdsQuietEvents, delivery.target.quietHours?.activeWindow(at: context.now) == nil,
+        guard context.state.holdsQuietEvents,
+              !delivery.target.hasQuietHours || delivery.target.quietHours?.activeWindow(at: context.now) == nil,
               let record = context.state.held(.quiet, key: delivery.policyKey)
         else { return }
         context.state.storeHeld(nil, .quiet, key: delivery.policyKey)

@@ -34,7 +34,7 @@ struct RecordStage: Sendable {
                 case .none: break
                 case .committed:
                     if firstCommitted == nil { firstCommitted = position }
-                    if flows[position].answer.receipt?.handle != nil { handles = true }
+                    if flows[position].answer.receipt?.handle != nil && Self.remembersHandle(flows[position]) { handles = true }
                 case .rollback(let key): rollbacks.append(key)
                 case .finishedUpdate(let key): finishedUpdates.append(key)
                 }
@@ -45,14 +45,16 @@ struct RecordStage: Sendable {
         if handles || !rollbacks.isEmpty || inhibits {
             let now = clock.now()
             _ = try? store.withState { state in
-                for position in flows.indices where Self.committed(flows[position]) {
-                    guard let handle = flows[position].answer.receipt?.handle else { continue }
-                    if let key = flows[position].handleKey {
-                        state.storeHandle(RouterState.HandleRecord(handle: handle, lastUsed: now), forKey: key)
+                flows.withUnsafeBufferPointer { flows in
+                    for position in flows.indices where Self.committed(flows[position]) {
+                        guard let handle = flows[position].answer.receipt?.handle else { continue }
+                        if let key = flows[position].handleKey {
+                            state.storeHandle(RouterState.HandleRecord(handle: handle, lastUsed: now), forKey: key)
+                        }
+                        if flows[position].decision.createdWindow { state.setDedupHandle(handle, forKey: flows[position].stateKey) }
                     }
-                    state.setDedupHandle(handle, forKey: flows[position].stateKey)
+                    if inhibits, let firstCommitted { recordInhibitor(flows[firstCommitted].event, now: now, state: state) }
                 }
-                if inhibits, let firstCommitted { recordInhibitor(flows[firstCommitted].event, now: now, state: state) }
                 for key in rollbacks { state.removeDedup(forKey: key) }
                 state.evictHandles(maxEntries: maxEntries)
             }
@@ -71,12 +73,19 @@ struct RecordStage: Sendable {
         case finishedUpdate(RouterState.Key)
     }
 
-    /// One flow's outcome from what its sink answered (or, planning, would be asked).
     /// Whether ``settle(_:_:)`` settles `flow` as ``Settled/committed``.
     private static func committed(_ flow: borrowing SinkFlow) -> Bool {
         !flow.answer.planned && flow.decision.suppressed == nil && flow.answer.receipt != nil
     }
 
+    /// Whether a committed delivery's handle has a place in the state: under its replace
+    /// key, or in the dedup window it opened (a later duplicate updates its count there).
+    /// Otherwise the wave opens no state transaction for it.
+    private static func remembersHandle(_ flow: borrowing SinkFlow) -> Bool {
+        flow.handleKey != nil || flow.decision.createdWindow
+    }
+
+    /// One flow's outcome from what its sink answered (or, planning, would be asked).
     private func settle(_ flow: borrowing SinkFlow, _ outcome: inout SinkOutcome) -> Settled {
         outcome.duration = flow.answer.duration
         if flow.answer.planned {
@@ -158,12 +167,13 @@ struct RecordStage: Sendable {
     }
 
     private func log(_ outcomes: [SinkOutcome], _ logger: Logger) {
-        for outcome in outcomes {
-            switch outcome.status {
+        // By position: each outcome copied out for the loop, for nothing to log in the usual case.
+        for position in outcomes.indices {
+            switch outcomes[position].status {
             case .failed(let error):
-                logger.warning("sink failed", metadata: ["sink": "\(outcome.sink)", "error": "\(error.message)"])
+                logger.warning("sink failed", metadata: ["sink": "\(outcomes[position].sink)", "error": "\(error.message)"])
             case .unavailable(let reason):
-                logger.debug("sink unavailable", metadata: ["sink": "\(outcome.sink)", "reason": "\(reason)"])
+                logger.debug("sink unavailable", metadata: ["sink": "\(outcomes[position].sink)", "reason": "\(reason)"])
             default: break
             }
         }

@@ -52,6 +52,12 @@ final class RouteTarget: Sendable {
     /// The route's policies, which every delivery reads: reading them through ``route``
     /// copied the whole route out of its optional.
     let dedupWindow: Duration?, rateLimit: RateLimit?, quietHours: QuietHours?
+    /// ``dedupWindow`` in seconds, as the state takes it: converting a `Duration` divides
+    /// 128-bit attoseconds, for every delivery.
+    let dedupSeconds: Double
+    /// Whether there are ``quietHours``, read without copying them (with their time zone)
+    /// out of the target for every delivery of a route that has none.
+    let hasQuietHours: Bool
     /// The route's failover sinks (none for the fallback and `--sink`).
     let failover: [String]
 
@@ -61,8 +67,10 @@ final class RouteTarget: Sendable {
         self.route = route
         self.instance = instance
         dedupWindow = route?.dedupWindow
+        dedupSeconds = route?.dedupWindow?.seconds ?? 0
         rateLimit = route?.rateLimit
         quietHours = route?.quietHours
+        hasQuietHours = route?.quietHours != nil
         failover = route?.failover ?? []
         layers = Cascade.layers(route: route?.effects, sink: instance?.declaration)
     }

@@ -9,9 +9,18 @@ struct SinkDeliverStage: DeliverStage {
             for position in wave.flows.indices where wave.flows[position].decision.sendsSomething {
                 if wave.flows[position].decision.summary != nil {
                     wave.flows[position].answer = await Self.deliver(wave.flows[position])
-                } else {
-                    await Self.deliverInline(&wave.flows[position])
+                    continue
                 }
+                // A sink that answers at once is called here, without `attempt`: the delivery
+                // made before the call and the answer stored after it, so that no access to
+                // the wave (nor a copy of the flow) is held across the suspension.
+                let sink = wave.flows[position].instance.sink
+                let started = ContinuousClock.now
+                let delivery = Self.delivery(wave.flows[position], startedAt: started)
+                var answer = SinkFlow.Answer()
+                do { answer.receipt = try await sink.deliver(delivery) } catch { answer.error = SinkError(wrapping: error) }
+                answer.duration = ContinuousClock.now - started
+                wave.flows[position].answer = answer
             }
             return
         }
@@ -28,19 +37,10 @@ struct SinkDeliverStage: DeliverStage {
         for (position, answer) in answers { wave.flows[position].answer = answer }
     }
 
-    /// One delivery to a sink that answers at once, without a summary: the sink's
-    /// `deliver` called in place, without `attempt` and without copying the flow (each
-    /// async call cost a task-allocated frame, each copy of the flow its references).
-    private static nonisolated(nonsending) func deliverInline(_ flow: inout SinkFlow) async {
-        let started = ContinuousClock.now
-        let delivery = SinkDelivery(event: flow.event, sinkName: flow.target.sinkName, intent: flow.decision.intent,
-                                    deadline: started.advanced(by: flow.instance.deadline), duplicateCount: flow.decision.count)
-        do {
-            flow.answer.receipt = try await flow.instance.sink.deliver(delivery)
-        } catch {
-            flow.answer.error = SinkError(wrapping: error)
-        }
-        flow.answer.duration = ContinuousClock.now - started
+    /// What the sink of `flow` is asked, its deadline counted from `started`.
+    private static func delivery(_ flow: borrowing SinkFlow, startedAt started: ContinuousClock.Instant) -> SinkDelivery {
+        SinkDelivery(event: flow.event, sinkName: flow.target.sinkName, intent: flow.decision.intent,
+                     deadline: started.advanced(by: flow.instance.deadline), duplicateCount: flow.decision.count)
     }
 
     /// One sink's delivery, after the summary of what a policy held back, if any.
@@ -53,8 +53,7 @@ struct SinkDeliverStage: DeliverStage {
             let digest = SinkDelivery(event: summaryEvent(summary, like: flow.event), sinkName: flow.target.sinkName, deadline: deadline)
             if case .failure(let error) = await flow.instance.attempt(digest, inline: inline) { answer.summaryError = error }
         }
-        let delivery = SinkDelivery(event: flow.event, sinkName: flow.target.sinkName, intent: flow.decision.intent,
-                                    deadline: deadline, duplicateCount: flow.decision.count)
+        let delivery = Self.delivery(flow, startedAt: started)
         switch await flow.instance.attempt(delivery, inline: inline) {
         case .success(let receipt): answer.receipt = receipt
         case .failure(let error): answer.error = error

@@ -24,7 +24,7 @@ public final class NotificationRouter: Sendable {
     /// The history, silences and pause, when the router keeps them.
     public let memory: RouterMemory?
     /// The stages of `send`, and the same with the deliver stage of `--dry-run` and `explain`.
-    let pipeline: Pipeline, planning: Pipeline
+    let pipeline: Pipeline<SinkDeliverStage>, planning: Pipeline<PlanStage>
 
     /// Makes every sink of `configuration` with its plugin from `registry`.
     public convenience init(
@@ -89,7 +89,7 @@ public final class NotificationRouter: Sendable {
         let countUpdates = CountUpdateCoalescer(minimumInterval: countUpdateInterval)
         self.countUpdates = countUpdates
         self.memory = memory
-        pipeline = Pipeline(configuration, instances: instances, deliver: SinkDeliverStage(), countUpdates: countUpdates, memory: memory)
+        pipeline = Pipeline(configuration, instances: instances, countUpdates: countUpdates, memory: memory)
         planning = pipeline.delivering(with: PlanStage())
     }
 

@@ -114,8 +114,10 @@ public final class SQLiteStateStore: RouterStateStore, StateBatchMember {
             do {
                 let database = try SQLiteDatabase(
                     path: databasePath, busyTimeout: Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000))
-                try configure(database)
-                try migrate(database, files: files)
+                // The common case, a database of this version, reads one header field here.
+                let current = try database.integer("PRAGMA user_version") == StateSchema.version
+                try configure(database, isNew: !current)
+                if !current { try migrate(database, files: files) }
                 return Connection(database)
             } catch where error.isCorruption {
                 guard !setAside else { throw Failure(description: "\(databasePath): still unusable after setting it aside") }
@@ -132,21 +134,22 @@ public final class SQLiteStateStore: RouterStateStore, StateBatchMember {
         }
     }
 
-    private func configure(_ database: SQLiteDatabase) throws(SQLiteDatabase.Failure) {
+    /// `isNew`: not yet at this schema version (new, or written by an earlier version).
+    private func configure(_ database: SQLiteDatabase, isNew: Bool) throws(SQLiteDatabase.Failure) {
         let pageSize = 4096
-        // WAL: readers never block the writer, a commit is one append. synchronous=NORMAL:
+        // WAL: readers never block the writer, a commit is one append. The mode is kept in
+        // the file, so only a database not yet migrated is switched. synchronous=NORMAL:
         // a power cut may lose the last commits, never consistency (and the runtime directory
         // is usually a tmpfs, gone at power-off anyway). The last connection to close (a
         // `send` is usually alone) checkpoints: a log left behind would be read whole by the
         // next process to rebuild its index.
         try database.execute("""
-            PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = 4194304;
-            PRAGMA max_page_count = \(maximumBytes / pageSize); PRAGMA foreign_keys = OFF;
+            \(isNew ? "PRAGMA journal_mode = WAL;" : "") PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = 4194304;
+            PRAGMA max_page_count = \(maximumBytes / pageSize);
             """)
     }
 
     private func migrate(_ database: SQLiteDatabase, files: StateFiles) throws(SQLiteDatabase.Failure) {
-        guard try database.integer("PRAGMA user_version") != StateSchema.version else { return }
         try database.execute("BEGIN IMMEDIATE")
         do throws(SQLiteDatabase.Failure) {
             let version = try database.integer("PRAGMA user_version")
