@@ -77,7 +77,7 @@ extension NotificationRouter {
         var wave = pipeline.fanOut.run(targets, event, resolved: resolved, failoverFor: failoverFor)
         let keepsState = pipeline.deliver.keepsState
         if !wave.flows.isEmpty {
-            if wave.flows.contains(where: { pipeline.policy.needsState($0) }) {
+            if wave.flows.contains(where: { pipeline.policy.needsState($0) }) || pipeline.policy.controlsAreActive {
                 decide(&wave, by: pipeline.policy, keepingState: keepsState)
             }
             for flow in wave.flows { if let flush = flow.flush { schedule(flush) } }

@@ -72,6 +72,13 @@ struct PolicyChain: Sendable {
     /// Events that quiet hours held are summarised by the next wave that opens the state,
     /// so a route whose quiet hours were removed from the config since gets its summary
     /// with the next event that has a policy.
+    /// Whether a silence or the pause is in effect: their stages read no state, but the
+    /// chain must run for them even in a wave that needs none.
+    var controlsAreActive: Bool {
+        guard let controls = silence.memory?.controls() else { return false }
+        return !controls.silences.isEmpty || controls.pause != nil
+    }
+
     func needsState(_ flow: borrowing SinkFlow) -> Bool {
         !inhibit.rules.isEmpty || flow.target.hasQuietHours || flow.target.dedupWindow != nil
             || flow.target.rateLimit != nil || (flow.capabilities.canReplace && flow.handleKey != nil)
