@@ -38,9 +38,12 @@ endif
 # `git describe` (v0.2.0-3-gabc1234 -> 0.2.0-3-gabc1234), or the package's version with
 # the commit when there is no tag to describe.
 # Expanded once, when make starts: a commit during the build must not change it half-way.
+# sed, not the shell's ${v#v}: make before 4.3 reads that # as a comment, 4.3 passes \# on.
 ifndef VERSION
-VERSION := $(shell v=$$(git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null) && echo $${v\#v} || \
-	echo "0.2.0+g$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)")
+VERSION := $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null | sed 's/^v//')
+ifeq ($(VERSION),)
+VERSION := 0.2.0+g$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+endif
 endif
 GENERATED = $(SCRATCH)/install-files
 
