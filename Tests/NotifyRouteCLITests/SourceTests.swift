@@ -370,4 +370,115 @@ struct SourceTests {
             #expect(event["level"] as? String == "critical", "\(daemon.log)")
         }
     }
+
+    // MARK: Faults under a running source
+
+    @Test(arguments: [SIGTERM, SIGKILL])
+    func aRestartedJournaldIsFollowed(signal: Int32) async throws {
+        // Exclusive: no other test may write while journald is down.
+        try await PrivateJournal.withAccess(exclusive: true) {
+            let daemon = try DaemonProcess.start(config: config(sources: errorsSource()))
+            defer { daemon.stop() }
+            try await waitForLog(daemon, Self.started)
+            try await message("before the restart", priority: 3)
+            _ = try await waitForEvents(1)
+            try await PrivateJournal.restart(signal: signal)
+            try await message("after the restart", priority: 3)
+            _ = try await waitForEvents(2)
+            try await Task.sleep(for: .milliseconds(300))
+            let titles = received().compactMap { $0["title"] as? String }
+            #expect(titles == ["before the restart", "after the restart"].map { "\(identifier): \($0)" }, "\(daemon.log)")
+        }
+    }
+
+    // MARK: explain --journal-record
+
+    /// The test's newest record as `journalctl -o json` prints it.
+    func recordLine(_ text: String) async throws -> String {
+        let journalctl = try #require(ProcessRunner.which("journalctl"))
+        let identifier = identifier
+        let end = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < end {
+            let result = try await PrivateJournal.offPool {
+                try ProcessRunner.run(journalctl, ["--no-pager", "-o", "json", "SYSLOG_IDENTIFIER=\(identifier)", "MESSAGE=\(text)"])
+            }
+            if let line = result.standardOutput.split(separator: "\n").last { return String(line) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("journald never got \"\(text)\"")
+        return ""
+    }
+
+    func explain(_ config: URL, _ line: String, _ extra: [String] = []) async throws -> ProcessResult {
+        try await PrivateJournal.offPool {
+            try ProcessRunner.notifyRoute(["explain", "--config", config.path, "--journal-record"] + extra, input: line + "\n")
+        }
+    }
+
+    @Test func explainTakesAJournalRecordThroughTheSourceThatReadsIt() async throws {
+        try await PrivateJournal.withAccess {
+            let config = try config(
+                sources: """
+                  quiet:
+                    kind: journal
+                    match: { SYSLOG_IDENTIFIER: "\(identifier)", PRIORITY: ">=6" }
+                \(errorsSource(["title: \"{SYSLOG_IDENTIFIER} failed: {MESSAGE}\"", "replace_key: \"disk:{DISK}\""]))
+                """,
+                routes: """
+                routes:
+                  - match: { level: ">=critical" }
+                    to: [rec]
+                fallback: []
+                """)
+            try await message("disk full", priority: 2, extra: ["DISK": "sda"])
+            let line = try await recordLine("disk full")
+            let result = try await explain(config, line)
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(result.standardOutput.contains("source: errors (kind journal, \(config.path):"), "\(result.standardOutput)")
+            #expect(result.standardOutput.contains("route 1: matched (to rec)"), "\(result.standardOutput)")
+            #expect(result.standardOutput.contains("level critical"), "\(result.standardOutput)")
+            #expect(received().isEmpty, "explain sent something")
+
+            let json = try await explain(config, line, ["--json"])
+            #expect(json.status == 0, "\(json.standardError)")
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let event = try #require(report["event"] as? [String: Any], "\(json.standardOutput)")
+            #expect(event["title"] as? String == "\(identifier) failed: disk full")
+            #expect(event["level"] as? String == "critical")
+            #expect(event["replace_key"] as? String == "disk:sda")
+            #expect(event["source"] as? String == "errors")
+
+            // The first source in the config's order that takes it: an info record is `quiet`'s.
+            try await message("all good", priority: 6)
+            let info = try await explain(config, try await recordLine("all good"), ["--json"])
+            #expect(info.status == 0, "\(info.standardError)")
+            #expect(info.standardOutput.contains("\"source\":\"quiet\""), "\(info.standardOutput)")
+        }
+    }
+
+    @Test func explainRefusesWhatIsNoJournalRecordOrNoSourceTakes() async throws {
+        try await PrivateJournal.withAccess {
+            let config = try config(sources: errorsSource())
+            try await message("only a notice", priority: 5)
+            let notice = try await explain(config, try await recordLine("only a notice"))
+            #expect(notice.status == 1)
+            #expect(notice.standardError.contains("no source takes this record (tried errors)"), "\(notice.standardError)")
+
+            try await message("written by notify-route", priority: 2, extra: ["NOTIFY_ROUTE_SINK": "journal"])
+            let own = try await explain(config, try await recordLine("written by notify-route"))
+            #expect(own.status == 1)
+            #expect(own.standardError.contains("written by notify-route itself"), "\(own.standardError)")
+
+            let broken = try await explain(config, "{\"MESSAGE\": \"cut short")
+            #expect(broken.status == 65)
+            #expect(broken.standardError.contains("--journal-record: stdin: not JSON"), "\(broken.standardError)")
+            let array = try await explain(config, "[1, 2]")
+            #expect(array.status == 65)
+            #expect(array.standardError.contains("not a JSON object"), "\(array.standardError)")
+            let usage = try await PrivateJournal.offPool {
+                try ProcessRunner.notifyRoute(["explain", "--config", config.path, "--journal-record", "a title"], input: "{}\n")
+            }
+            #expect(usage.status == 64, "\(usage.standardError)")
+        }
+    }
 }

@@ -21,9 +21,16 @@ public enum PrivateJournal {
     /// The field tests put on their records to find them again.
     public static let runField = "NOTIFY_ROUTE_TEST_RUN"
 
-    /// The PID of the private journald, from with-components.sh.
+    /// The PID of the private journald, from with-components.sh (its file, which the loop
+    /// that starts journald again after ``restart(signal:)`` keeps up to date).
     public static var journaldPID: pid_t? {
-        ProcessInfo.processInfo.environment["NOTIFY_ROUTE_TEST_JOURNALD_PID"].flatMap { pid_t($0) }
+        let environment = ProcessInfo.processInfo.environment
+        if let file = environment["NOTIFY_ROUTE_TEST_JOURNALD_PIDFILE"],
+           let text = try? String(contentsOfFile: file, encoding: .utf8),
+           let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            return pid
+        }
+        return environment["NOTIFY_ROUTE_TEST_JOURNALD_PID"].flatMap { pid_t($0) }
     }
 
     /// Why the private journald cannot be used here, or `nil` when it can.
@@ -162,6 +169,23 @@ public enum PrivateJournal {
     /// SIGCONT to the private journald.
     public static func resume() {
         if let pid = journaldPID { kill(pid, SIGCONT) }
+    }
+
+    /// Ends the private journald with `signal` (SIGTERM: a clean restart; SIGKILL: a crash,
+    /// which leaves its open file dirty) and waits until the journald with-components.sh
+    /// starts in its place takes records again. Hold ``withAccess(exclusive:_:)``.
+    public static func restart(signal: Int32 = SIGTERM, timeout: Duration = .seconds(10)) async throws {
+        guard let old = journaldPID, kill(old, signal) == 0 else { throw ReadError(description: "cannot signal journald") }
+        let end = ContinuousClock.now + timeout
+        while ContinuousClock.now < end {
+            if let pid = journaldPID, pid != old, kill(pid, 0) == 0,
+               FileManager.default.fileExists(atPath: socketPath),
+               (try? await offPool({ try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/logger"), ["--journald"], input: "MESSAGE=journald is back\n") }))?.status == 0 {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ReadError(description: "journald did not come back within \(timeout) of signal \(signal) (is the pid file of with-components.sh there?)")
     }
 
     /// Runs `body` with journald stopped, and resumes it whatever happens.
