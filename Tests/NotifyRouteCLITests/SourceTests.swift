@@ -391,6 +391,66 @@ struct SourceTests {
         }
     }
 
+    @Test func journalFilesRemovedUnderARunningSourceAreFollowed() async throws {
+        // Exclusive: the files of every other test's records go.
+        try await PrivateJournal.withAccess(exclusive: true) {
+            let daemon = try DaemonProcess.start(config: config(sources: errorsSource()))
+            defer { daemon.stop() }
+            try await waitForLog(daemon, Self.started)
+            try await message("before the removal", priority: 3)
+            _ = try await waitForEvents(1)
+            // Every journal file, the one the source is reading included, is deleted, and
+            // journald (restarted, as after a crash) starts new ones.
+            let removal = try await PrivateJournal.offPool {
+                try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/find"), ["/run/log/journal", "-name", "*.journal*", "-delete", "-print"])
+            }
+            try #require(removal.status == 0 && !removal.standardOutput.isEmpty, "\(removal.standardError)")
+            try await PrivateJournal.restart(signal: SIGKILL)
+            try await message("after the removal", priority: 3)
+            _ = try await waitForEvents(2)
+            try await Task.sleep(for: .milliseconds(300))
+            let titles = received().compactMap { $0["title"] as? String }
+            #expect(titles == ["before the removal", "after the removal"].map { "\(identifier): \($0)" }, "\(daemon.log)")
+        }
+    }
+
+    @Test func aSavedPlaceSdJournalCannotReadStartsAtTheOldestAndSaysSo() async throws {
+        try await PrivateJournal.withAccess {
+            let config = try config(sources: errorsSource())
+            let launcher = try sharedRuntime()
+            let first = try DaemonProcess.start(config: config, launcher: launcher)
+            try await waitForLog(first, Self.started)
+            try await message("one", priority: 3)
+            _ = try await waitForEvents(1)
+            first.signal(SIGTERM)
+            #expect(first.waitForExit()?.status == 0, "\(first.log)")
+            first.stop()
+
+            // A damaged state: the saved place is no cursor at all (sd_journal_seek_cursor: EINVAL).
+            let database = directory.appendingPathComponent("runtime/notify-route/state.db").path
+            let update = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", """
+                import sqlite3, sys
+                db = sqlite3.connect(sys.argv[1])
+                db.execute("UPDATE source_cursors SET cursor = 'not a cursor' WHERE source = 'errors'")
+                db.commit()
+                print(db.total_changes)
+                """, database])
+            try #require(update.standardOutput.hasPrefix("1"), "\(update.standardOutput) \(update.standardError)")
+
+            try await message("two", priority: 3)
+            let second = try DaemonProcess.start(config: config, launcher: launcher)
+            defer { second.stop() }
+            try await waitForLog(second, "no longer in the journal")
+            try await message("three", priority: 3)
+            _ = try await waitForEvents(4)
+            try await Task.sleep(for: .milliseconds(300))
+            // From the oldest record: "one" again (it cannot know it was read), then the rest.
+            let titles = received().compactMap { $0["title"] as? String }
+            #expect(titles == ["one", "one", "two", "three"].map { "\(identifier): \($0)" }, "\(second.log)")
+            #expect(!second.log.contains("opening the journal again"), "\(second.log)")
+        }
+    }
+
     // MARK: explain --journal-record
 
     /// The test's newest record as `journalctl -o json` prints it.

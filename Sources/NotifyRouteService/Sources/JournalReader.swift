@@ -49,9 +49,12 @@ final class JournalReader {
     func seekTail() throws(Failure) { try check(notify_route_reader_seek_tail(journal), "seek to the newest record") }
     func seek(realtime microseconds: UInt64) throws(Failure) { try check(notify_route_reader_seek_realtime(journal, microseconds), "seek to a time") }
 
-    /// Positions on the record `cursor` names: true when it is still in the journal.
+    /// Positions on the record `cursor` names: true when it is still in the journal; false
+    /// too for text sd-journal cannot read as a cursor (a damaged state), which no reopening mends.
     func seek(cursor: String) throws(Failure) -> Bool {
-        try check(notify_route_reader_seek_cursor(journal, cursor), "seek to the saved cursor")
+        let status = notify_route_reader_seek_cursor(journal, cursor)
+        if status == -EINVAL { return false }
+        try check(status, "seek to the saved cursor")
         guard try next() else { return false }
         return notify_route_reader_test_cursor(journal, cursor) > 0
     }

@@ -138,8 +138,8 @@ final class SourceReader: Sendable {
     }
 
     /// The first time at the end of the journal (its past is not news); after that just
-    /// past the last record handled. A saved record that is gone (vacuumed) starts at the
-    /// oldest record, and says so.
+    /// past the last record handled. A saved record that is gone (vacuumed), or a saved place
+    /// that is no cursor, starts at the oldest record, and says so.
     private func position(_ reader: JournalReader) throws {
         guard let saved = try positions.cursor(declaration.name) else {
             try reader.seekTail()
@@ -153,7 +153,7 @@ final class SourceReader: Sendable {
             return
         }
         if try !reader.seek(cursor: saved) {
-            logger.warning("source \(declaration.name): its saved place is no longer in the journal (rotated or vacuumed); reading from the oldest record there is")
+            logger.warning("source \(declaration.name): its saved place is no longer in the journal (rotated, vacuumed, or not a cursor); reading from the oldest record there is")
             try reader.seekHead()
         }
     }
