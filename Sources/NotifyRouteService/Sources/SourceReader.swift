@@ -102,9 +102,11 @@ final class SourceReader: Sendable {
                 logger.error("source \(declaration.name): cannot save its place in the journal: \(error)")
             }
         }
-        func send(_ action: SourceAction) {
-            if case .send(let event) = action, !throttle.admit(event, at: .now) { return }
+        /// False when the throttle only counted it.
+        func send(_ action: SourceAction) -> Bool {
+            if case .send(let event) = action, !throttle.admit(event, at: .now) { return false }
             deliver(action)
+            return true
         }
 
         while true {
@@ -121,8 +123,11 @@ final class SourceReader: Sendable {
                 } else if let event = journal.event(for: fields) {
                     actions = [.send(event)]
                 }
-                guard !actions.isEmpty else { continue }
-                for action in actions { send(action) }
+                var delivered = false
+                for action in actions where send(action) { delivered = true }
+                // A record the throttle only counted is saved with the skipped ones: a save
+                // (a transaction) per record of a flood would cost more than reading it.
+                guard delivered else { continue }
                 save()
                 skipped = 0
             }
