@@ -143,7 +143,12 @@ let package = Package(
         // MARK: Benchmarks (Tests/Benchmarks/run.sh builds it in release mode).
         .executableTarget(
             name: "notify-route-bench",
-            dependencies: ["NotifyRoute", "NotifyRouteDesktop", "NotifyRouteJournal", "NotifyRouteTesting"],
+            dependencies: [
+                "NotifyRoute", "NotifyRouteDesktop", "NotifyRouteJournal", "NotifyRouteTesting", "NotifyRouteService",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
             path: "Tests/Benchmarks/notify-route-bench"
         ),
 

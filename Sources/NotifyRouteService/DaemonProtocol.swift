@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NotifyRoute
 
 /// The daemon's wire protocol: JSON lines over a Unix stream socket, one request and
 /// one answer per line, in order. The README's "The daemon protocol" documents it for
@@ -40,6 +41,9 @@ public enum DaemonProtocol {
         public var dryRun = false
         public var replaceKey: String?
         public var waitFor: Int?
+        /// The daemon's: ``event`` as parsed from the request line, which the ingest
+        /// decoder reads without the line being parsed again.
+        var eventObject: JSONLine?
 
         public init(kind: Kind, id: Int? = nil) {
             self.kind = kind
@@ -48,7 +52,9 @@ public enum DaemonProtocol {
 
         /// Parses a request line; the error says what is wrong in words a client can show.
         public static func parse(_ line: some Collection<UInt8>) throws(ProtocolError) -> Request {
-            guard case .object(let entries) = try decodeObject(line) else { throw ProtocolError("expected a JSON object") }
+            let root = try parseLine(line)
+            guard case .object(let members) = root else { throw ProtocolError("expected a JSON object") }
+            let entries = JSONValue.entries(members)
             if let unknown = entries.keys.sorted().first(where: { !requestKeys.contains($0) }) {
                 throw ProtocolError("unknown key \"\(unknown)\"; a request has: \(requestKeys.joined(separator: ", "))")
             }
@@ -61,6 +67,7 @@ public enum DaemonProtocol {
             var request = Request(kind: kind)
             request.id = try integer(entries["id"], "id")
             request.event = entries["event"]
+            request.eventObject = members.first { $0.key == "event" }?.value
             if let sinks = entries["sinks"] {
                 guard case .array(let items) = sinks, items.allSatisfy({ $0.string != nil }) else {
                     throw ProtocolError("\"sinks\": expected an array of sink names")
@@ -141,8 +148,50 @@ public enum DaemonProtocol {
         public var interaction: String?
         public var error: String?
         public var status: JSONValue?
+        /// The daemon's: the report already encoded (what ``report`` decodes to), written
+        /// into the answer line as is rather than decoded and encoded again.
+        var encodedReport: [UInt8]?
+
+        enum CodingKeys: String, CodingKey {
+            case id, exit, report, text, problems, interaction, error, status
+        }
 
         public init(id: Int? = nil) { self.id = id }
+
+        /// The answer as one line, keys sorted as ``DaemonProtocol/encodeLine(_:)`` sorts
+        /// them, with ``encodedReport`` in place of ``report`` when it is set.
+        func line() -> [UInt8] {
+            var line: [UInt8] = [UInt8(ascii: "{")]
+            line.reserveCapacity(256 + (encodedReport?.count ?? 0) + (text?.utf8.count ?? 0))
+            func key(_ name: String) {
+                if line.count > 1 { line.append(UInt8(ascii: ",")) }
+                JSONWriter.string(name, into: &line)
+                line.append(UInt8(ascii: ":"))
+            }
+            if let error { key("error"); JSONWriter.string(error, into: &line) }
+            if let exit { key("exit"); line.append(contentsOf: String(exit).utf8) }
+            if let id { key("id"); line.append(contentsOf: String(id).utf8) }
+            if let interaction { key("interaction"); JSONWriter.string(interaction, into: &line) }
+            if let problems {
+                key("problems")
+                line.append(UInt8(ascii: "["))
+                for (index, problem) in problems.enumerated() {
+                    if index > 0 { line.append(UInt8(ascii: ",")) }
+                    JSONWriter.string(problem, into: &line)
+                }
+                line.append(UInt8(ascii: "]"))
+            }
+            if let encodedReport {
+                key("report")
+                line.append(contentsOf: encodedReport.last == UInt8(ascii: "\n") ? encodedReport.dropLast() : encodedReport[...])
+            } else if let report {
+                key("report"); line.append(contentsOf: encodeLine(report).dropLast())
+            }
+            if let status { key("status"); line.append(contentsOf: encodeLine(status).dropLast()) }
+            if let text { key("text"); JSONWriter.string(text, into: &line) }
+            line.append(contentsOf: [UInt8(ascii: "}"), UInt8(ascii: "\n")])
+            return line
+        }
 
         public static func failure(_ message: String, exit: Int32, id: Int? = nil) -> Answer {
             var answer = Answer(id: id)
@@ -159,10 +208,15 @@ public enum DaemonProtocol {
     }
 
     public static func decodeObject(_ line: some Collection<UInt8>) throws(ProtocolError) -> JSONValue {
+        JSONValue(try parseLine(line))
+    }
+
+    /// The ingest parser's reading of a line: one pass, and errors that say where.
+    static func parseLine(_ line: some Collection<UInt8>) throws(ProtocolError) -> JSONLine {
         do {
-            return try JSONDecoder().decode(JSONValue.self, from: Data(line))
+            return try JSONLine.parse(String(decoding: line, as: UTF8.self))
         } catch {
-            throw ProtocolError("not JSON: \(Self.brief(error))")
+            throw ProtocolError("not JSON: \(error.message) (column \(error.column))")
         }
     }
 
@@ -173,12 +227,5 @@ public enum DaemonProtocol {
         var bytes = (try? encoder.encode(value)).map { [UInt8]($0) } ?? Array(#"{"error":"the answer could not be encoded"}"#.utf8)
         bytes.append(UInt8(ascii: "\n"))
         return bytes
-    }
-
-    private static func brief(_ error: any Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error {
-            return context.underlyingError.map { "\($0)" } ?? context.debugDescription
-        }
-        return "\(error)"
     }
 }

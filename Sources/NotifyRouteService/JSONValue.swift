@@ -1,3 +1,5 @@
+import NotifyRoute
+
 /// Any JSON value, for the parts of the daemon protocol that are passed through whole
 /// (the event object, the delivery report, the status).
 public enum JSONValue: Codable, Hashable, Sendable {
@@ -49,5 +51,48 @@ public enum JSONValue: Codable, Hashable, Sendable {
 
     public var number: Double? {
         if case .number(let value) = self { value } else { nil }
+    }
+}
+
+/// Writes JSON strings as `JSONEncoder` does with `.withoutEscapingSlashes`, for the
+/// answer lines the daemon builds itself.
+enum JSONWriter {
+    static func string(_ text: String, into bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+extension JSONValue {
+    /// A value read by the ingest parser (the daemon's request lines).
+    init(_ line: JSONLine) {
+        switch line {
+        case .null: self = .null
+        case .bool(let value): self = .bool(value)
+        case .number(let text): self = .number(Double(text) ?? .nan)
+        case .string(let text): self = .string(text)
+        case .array(let items): self = .array(items.map(JSONValue.init))
+        case .object(let members): self = .object(Self.entries(members))
+        }
+    }
+
+    /// An object's members by key; the first of duplicate keys wins, as in the ingest decoder.
+    static func entries(_ members: [(key: String, value: JSONLine)]) -> [String: JSONValue] {
+        Dictionary(members.map { ($0.key, JSONValue($0.value)) }, uniquingKeysWith: { first, _ in first })
     }
 }

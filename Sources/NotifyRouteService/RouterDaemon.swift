@@ -164,20 +164,41 @@ public struct RouterDaemon: Service {
                     return
                 }
                 var session = Session()
-                for try await frame in inbound {
-                    switch frame {
-                    case .tooLong(let length):
-                        let answer = DaemonProtocol.Answer.failure(
-                            "a request line of more than \(length) bytes; at most \(DaemonProtocol.maximumLineBytes) are read", exit: 64)
-                        try await outbound.write(ByteBuffer(bytes: DaemonProtocol.encodeLine(answer)))
-                        return
-                    case .line(let line):
-                        let bytes = line.readableBytesView
-                        guard bytes.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }) else { continue }
-                        connections.setBusy(connection.channel, true)
-                        let answer = await handle(bytes, &session)
-                        try await outbound.write(ByteBuffer(bytes: answer))
-                        if connections.setBusy(connection.channel, false) { return }  // shutting down
+                // Answers go out in request order, each once its event's state is committed,
+                // while the next requests are read and routed (a pipelining client's events
+                // then share commits); at most `window` answers wait at a time.
+                let (answers, queue) = AsyncStream.makeStream(of: Pending.self)
+                let window = AnswerWindow(limit: 128)
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask {
+                        defer { window.close() }
+                        do {
+                            for await pending in answers {
+                                await pending.committed?.wait()
+                                try await outbound.write(ByteBuffer(bytes: pending.line))
+                                window.release()
+                                if connections.answered(connection.channel) { connection.channel.close(promise: nil); return }
+                            }
+                        } catch {
+                            connection.channel.close(promise: nil)
+                            throw error
+                        }
+                    }
+                    defer { queue.finish() }
+                    for try await frame in inbound {
+                        switch frame {
+                        case .tooLong(let length):
+                            let answer = DaemonProtocol.Answer.failure(
+                                "a request line of more than \(length) bytes; at most \(DaemonProtocol.maximumLineBytes) are read", exit: 64)
+                            if await window.acquire() { queue.yield(Pending(line: DaemonProtocol.encodeLine(answer))) }
+                            return
+                        case .line(let line):
+                            let bytes = line.readableBytesView
+                            guard bytes.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }) else { continue }
+                            guard await window.acquire() else { return }
+                            connections.setBusy(connection.channel)
+                            queue.yield(await handle(bytes, &session))
+                        }
                     }
                 }
             }
@@ -193,51 +214,65 @@ public struct RouterDaemon: Service {
         var reports: [Int: DeliveryReport] = [:]
     }
 
-    private func handle(_ line: some Collection<UInt8>, _ session: inout Session) async -> [UInt8] {
+    /// An answer line, and the commit it waits for before it is written.
+    struct Pending: Sendable {
+        var line: [UInt8]
+        var committed: Committed?
+    }
+
+    private func handle(_ line: some Collection<UInt8>, _ session: inout Session) async -> Pending {
         if !session.greeted {
-            do {
-                let value = try DaemonProtocol.decodeObject(line)
-                guard value["hello"]?.string == DaemonProtocol.name else {
-                    return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(
-                        "the first line must be {\"hello\":\"\(DaemonProtocol.name)\",\"version\":\(DaemonProtocol.version)}", exit: 64))
-                }
-                guard case .number(let version)? = value["version"], Int(version) == DaemonProtocol.version else {
-                    return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(
-                        "protocol version \(value["version"].map { "\($0)" } ?? "missing"); this daemon speaks \(DaemonProtocol.version)", exit: 64))
-                }
-                session.greeted = true
-                let router = await host.router
-                return DaemonProtocol.encodeLine(DaemonProtocol.Hello(
-                    pid: getpid(), answerWithinMS: await host.answerWithinMS, config: router.configuration.origin))
-            } catch {
-                return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(error.description, exit: 64))
-            }
+            return Pending(line: await greet(line, &session))
         }
         let request: DaemonProtocol.Request
         do {
             request = try DaemonProtocol.Request.parse(line)
         } catch {
-            return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(error.description, exit: 64))
+            return Pending(line: DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(error.description, exit: 64)))
         }
-        return DaemonProtocol.encodeLine(await answer(request, &session))
+        let (answer, committed) = await answer(request, &session)
+        return Pending(line: answer.line(), committed: committed)
     }
 
-    private func answer(_ request: DaemonProtocol.Request, _ session: inout Session) async -> DaemonProtocol.Answer {
+    private func greet(_ line: some Collection<UInt8>, _ session: inout Session) async -> [UInt8] {
+        do {
+            let value = try DaemonProtocol.decodeObject(line)
+            guard value["hello"]?.string == DaemonProtocol.name else {
+                return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(
+                    "the first line must be {\"hello\":\"\(DaemonProtocol.name)\",\"version\":\(DaemonProtocol.version)}", exit: 64))
+            }
+            guard case .number(let version)? = value["version"], Int(version) == DaemonProtocol.version else {
+                return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(
+                    "protocol version \(value["version"].map { "\($0)" } ?? "missing"); this daemon speaks \(DaemonProtocol.version)", exit: 64))
+            }
+            session.greeted = true
+            let router = await host.router
+            return DaemonProtocol.encodeLine(DaemonProtocol.Hello(
+                pid: getpid(), answerWithinMS: await host.answerWithinMS, config: router.configuration.origin))
+        } catch {
+            return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(error.description, exit: 64))
+        }
+    }
+
+    /// The answer to a request, and for a send the commit of its state that the answer waits for.
+    private func answer(_ request: DaemonProtocol.Request, _ session: inout Session) async -> (DaemonProtocol.Answer, Committed?) {
         var answer = DaemonProtocol.Answer(id: request.id)
         switch request.kind {
         case .send:
             let router = await host.begin()
-            let (sent, report) = await writes.run { await send(request, through: router) }
+            let ((sent, report), committed) = await writes.route { await send(request, through: router) }
             await host.end(report)
-            guard let report else { return sent }
+            guard let report else { return (sent, committed) }
             answer = sent
             if let id = request.id {
                 if session.reports.count >= 64 { session.reports.removeAll() }
                 session.reports[id] = report
             }
             if request.wait && !request.dryRun && report.summary == .delivered {
+                await committed.wait()
                 answer.interaction = await interaction(router, report)
             }
+            return (answer, committed)
         case .close:
             let router = await host.begin()
             let report = await router.close(replaceKey: request.replaceKey ?? "")
@@ -246,7 +281,7 @@ public struct RouterDaemon: Service {
             answer.exit = report.outcomes.contains(where: \.status.isSuccess) ? 0 : 1
         case .wait:
             guard let id = request.waitFor, let report = session.reports[id] else {
-                return .failure("wait: no send with id \(request.waitFor ?? -1) on this connection", exit: 64, id: request.id)
+                return (.failure("wait: no send with id \(request.waitFor ?? -1) on this connection", exit: 64, id: request.id), nil)
             }
             answer.interaction = await interaction(await host.router, report)
             answer.exit = 0
@@ -262,7 +297,7 @@ public struct RouterDaemon: Service {
             } catch {
                 Systemd.notify("READY=1")
                 logger.error("reload refused; the previous config stays", metadata: ["error": "\(error)"])
-                return .failure("\(error)", exit: 78, id: request.id)
+                return (.failure("\(error)", exit: 78, id: request.id), nil)
             }
         case .resume:
             let router = await host.begin()
@@ -276,14 +311,14 @@ public struct RouterDaemon: Service {
                 answer.exit = failed ? 1 : 0
             } catch {
                 await host.end(nil)
-                return .failure("resume: \(error)", exit: 78, id: request.id)
+                return (.failure("resume: \(error)", exit: 78, id: request.id), nil)
             }
         case .status:
             let status = await host.status(pid: getpid())
             answer.status = (try? JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(status)))) ?? .null
             answer.exit = 0
         }
-        return answer
+        return (answer, nil)
     }
 
     /// Routes a `send` request's event: the answer, and the report when there is one.
@@ -291,7 +326,11 @@ public struct RouterDaemon: Service {
         let event: NotificationEvent
         do {
             // The ingest decoder, so that a bad event reads as it does in `ingest`.
-            event = try NotificationEvent.decode(jsonLine: String(decoding: DaemonProtocol.encodeLine(request.event ?? .null).dropLast(), as: UTF8.self))
+            if let object = request.eventObject {
+                event = try NotificationEvent.decode(object: object)
+            } else {
+                event = try NotificationEvent.decode(jsonLine: String(decoding: DaemonProtocol.encodeLine(request.event ?? .null).dropLast(), as: UTF8.self))
+            }
         } catch {
             return (.failure("bad event: \(error.description)", exit: 65, id: request.id), nil)
         }
@@ -315,7 +354,7 @@ public struct RouterDaemon: Service {
     }
 
     private func fill(_ answer: inout DaemonProtocol.Answer, with report: DeliveryReport, dryRun: Bool) {
-        answer.report = try? JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(report)))
+        answer.encodedReport = DaemonProtocol.encodeLine(report)
         answer.text = rendering.text(report)
         answer.problems = rendering.problems(report)
         answer.exit = dryRun ? 0 : rendering.exitCode(report)
@@ -335,14 +374,15 @@ public struct RouterDaemon: Service {
 /// once they have answered.
 final class ConnectionRegistry: Sendable {
     private struct State {
-        var channels: [ObjectIdentifier: (channel: any Channel, busy: Bool)] = [:]
+        /// Per connection, the requests read and not yet answered.
+        var channels: [ObjectIdentifier: (channel: any Channel, unanswered: Int)] = [:]
         var closing = false
     }
     private let state = Mutex(State())
 
     func add(_ channel: any Channel) {
         let closing = state.withLock { state in
-            state.channels[ObjectIdentifier(channel)] = (channel, false)
+            state.channels[ObjectIdentifier(channel)] = (channel, 0)
             return state.closing
         }
         if closing { channel.close(promise: nil) }
@@ -352,20 +392,72 @@ final class ConnectionRegistry: Sendable {
         _ = state.withLock { $0.channels.removeValue(forKey: ObjectIdentifier(channel)) }
     }
 
-    /// Marks a connection as answering a request or not; true when the daemon is shutting down.
-    @discardableResult
-    func setBusy(_ channel: any Channel, _ busy: Bool) -> Bool {
+    /// A request was read on this connection.
+    func setBusy(_ channel: any Channel) {
+        state.withLock { $0.channels[ObjectIdentifier(channel)]?.unanswered += 1 }
+    }
+
+    /// A request was answered; true when the daemon is shutting down and the connection
+    /// has nothing left to answer.
+    func answered(_ channel: any Channel) -> Bool {
         state.withLock { state in
-            state.channels[ObjectIdentifier(channel)]?.busy = busy
-            return state.closing
+            state.channels[ObjectIdentifier(channel)]?.unanswered -= 1
+            return state.closing && (state.channels[ObjectIdentifier(channel)]?.unanswered ?? 0) <= 0
         }
     }
 
     func shutDown() {
         let idle = state.withLock { state in
             state.closing = true
-            return state.channels.values.filter { !$0.busy }.map(\.channel)
+            return state.channels.values.filter { $0.unanswered <= 0 }.map(\.channel)
         }
         for channel in idle { channel.close(promise: nil) }
+    }
+}
+
+/// How many answers of one connection may wait to be written: a client that stops reading
+/// stops being read once that many are due, as it would with one request at a time.
+final class AnswerWindow: Sendable {
+    private struct State {
+        var waiting = 0
+        var reader: CheckedContinuation<Bool, Never>?
+        var closed = false
+    }
+    private let state = Mutex(State())
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Takes a place for one more answer, waiting for one while the window is full; false
+    /// once the writer is gone.
+    func acquire() async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let taken: Bool? = state.withLock { state in
+                if state.closed { return false }
+                guard state.waiting >= limit else { state.waiting += 1; return true }
+                state.reader = continuation
+                return nil
+            }
+            if let taken { continuation.resume(returning: taken) }
+        }
+    }
+
+    /// An answer was written: its place goes to the reader waiting for one, if any.
+    func release() {
+        let reader = state.withLock { state in
+            defer { state.reader = nil }
+            if state.reader == nil { state.waiting -= 1 }
+            return state.reader
+        }
+        reader?.resume(returning: true)
+    }
+
+    func close() {
+        let reader = state.withLock { state in
+            state.closed = true
+            defer { state.reader = nil }
+            return state.reader
+        }
+        reader?.resume(returning: false)
     }
 }

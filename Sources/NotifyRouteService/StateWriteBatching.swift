@@ -21,6 +21,15 @@ final class StateWriteBatching: Sendable {
     /// Runs `body` in the batch under way (or a new one), and returns once what it
     /// changed is committed.
     func run<Result: Sendable>(_ body: () async -> Result) async -> Result {
+        let (result, committed) = await route(body)
+        await committed.wait()
+        return result
+    }
+
+    /// Runs `body` in the batch under way (or a new one) and returns at once, with what
+    /// tells when its changes are committed: a connection routes its next request
+    /// meanwhile, and its requests then share commits too.
+    func route<Result: Sendable>(_ body: () async -> Result) async -> (Result, Committed) {
         let batch = round.withLock { round in
             round.active += 1
             if let batch = round.batch { return batch }
@@ -35,10 +44,37 @@ final class StateWriteBatching: Sendable {
             round.batch = nil
             return true
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            batch.publish { continuation.resume() }
-            if last { batch.commit() }
+        let committed = Committed()
+        batch.publish { committed.signal() }
+        if last { batch.commit() }
+        return (result, committed)
+    }
+}
+
+/// Signalled once: the commit of a request's state changes.
+final class Committed: Sendable {
+    private struct State {
+        var done = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = Mutex(State())
+
+    func signal() {
+        let waiter = state.withLock { state in
+            state.done = true
+            defer { state.waiter = nil }
+            return state.waiter
         }
-        return result
+        waiter?.resume()
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                if !state.done { state.waiter = continuation }
+                return state.done
+            }
+            if done { continuation.resume() }
+        }
     }
 }

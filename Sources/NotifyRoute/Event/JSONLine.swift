@@ -3,7 +3,7 @@
 /// A parser of our own rather than Foundation's: it says *where* and *what* went
 /// wrong ("column 17: expected \",\" or \"}\""), keeps object keys in order with
 /// duplicates detectable, and costs one pass over the bytes.
-enum JSONLine: Sendable {
+package enum JSONLine: Sendable {
     case null
     case bool(Bool)
     /// The number as written (`progress`, and field values may be numbers).
@@ -13,7 +13,7 @@ enum JSONLine: Sendable {
     case object([(key: String, value: JSONLine)])
 
     /// "a string", "a number", ... for "expected X, found Y".
-    var kindDescription: String {
+    package var kindDescription: String {
         switch self {
         case .null: "null"
         case .bool(let value): value ? "true" : "false"
@@ -24,14 +24,14 @@ enum JSONLine: Sendable {
         }
     }
 
-    struct SyntaxError: Error, Sendable {
-        var message: String
+    package struct SyntaxError: Error, Sendable {
+        package var message: String
         /// 1-based, in Unicode scalars of the line.
-        var column: Int
+        package var column: Int
     }
 
     /// Parses exactly one JSON value, with only whitespace around it.
-    static func parse(_ text: String) throws(SyntaxError) -> JSONLine {
+    package static func parse(_ text: String) throws(SyntaxError) -> JSONLine {
         var parser = Parser(bytes: Array(text.utf8))
         do throws(Parser.Failure) {
             parser.skipWhitespace()

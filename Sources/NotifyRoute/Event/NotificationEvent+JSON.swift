@@ -29,6 +29,12 @@ extension NotificationEvent {
         } catch {
             throw EventError("invalid JSON at column \(error.column): \(error.message)")
         }
+        return try decode(object: root)
+    }
+
+    /// Decodes an event from a JSON value already parsed (the daemon's requests carry
+    /// the event object inside the request line).
+    package static func decode(object root: JSONLine) throws(EventError) -> NotificationEvent {
         guard case .object(let entries) = root else {
             throw EventError("expected a JSON object such as {\"title\": \"Disk full\"}, found \(root.kindDescription)")
         }

@@ -1,0 +1,132 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Glibc
+import Logging
+import NotifyRoute
+@testable import NotifyRouteService
+import NotifyRouteTesting
+import ServiceLifecycle
+import Testing
+
+struct RouterDaemonTests {
+    /// The answer line the daemon writes itself reads back as the answer encoded whole would.
+    @Test func anAnswerLineReadsAsItsEncodedForm() async throws {
+        let router = try NotificationRouter(configuration: RouterConfiguration(fallback: ["r"]), sinks: ["r": RecordingSink()])
+        var event = NotificationEvent(title: "Disk \"full\"\n\t\u{01} ünïcode / ✓", body: "a\\b")
+        event.fields = ["PATH": "/tmp/x"]
+        let report = try await router.send(event)
+        var answer = DaemonProtocol.Answer(id: 7)
+        answer.exit = 1
+        answer.text = "line one\nline \"two\" \\ \u{1F} / é"
+        answer.problems = ["a\rb", "\u{08}\u{0C}"]
+        answer.interaction = "ack"
+        answer.status = .object(["held": .number(3), "ratio": .number(0.5)])
+        var whole = answer
+        whole.report = try JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(report)))
+        answer.encodedReport = DaemonProtocol.encodeLine(report)
+        let line = answer.line()
+        #expect(line.last == UInt8(ascii: "\n") && line.dropLast().allSatisfy { $0 != UInt8(ascii: "\n") })
+        let read = try JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line))
+        let expected = try JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(DaemonProtocol.encodeLine(whole)))
+        #expect(read.report == expected.report && read.report != nil)
+        #expect(read.text == expected.text && read.problems == expected.problems && read.status == expected.status)
+        #expect(read.id == 7 && read.exit == 1 && read.interaction == "ack" && read.error == nil)
+    }
+
+    /// A client that writes many sends at once gets every answer, in order, and each
+    /// answered event's state is already in the database a local `send` would read.
+    @Test func pipelinedSendsAreAnsweredInOrderOnceCommitted() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("router-daemon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        mkdir(directory, 0o700)
+        defer { _ = try? FileManager.default.removeItem(atPath: directory) }
+        let recorder = RecordingSink()
+        let store = SQLiteStateStore(directory: directory)
+        let host = try RouterHost(load: {
+            let registry = try SinkRegistry([SinkPlugin(kind: "recording", summary: "records", options: []) { _ in recorder }])
+            let yaml = "sinks: { r: { kind: recording } }\nroutes: [ { match: {}, to: [r] } ]\n"
+            return try NotificationRouter(configuration: try RouterConfiguration.load(yaml: yaml, file: "t.yaml", registry: registry),
+                                          registry: registry, store: store)
+        })
+        let socket = directory + "/socket"
+        let ready = AsyncStream.makeStream(of: Void.self)
+        var options = RouterDaemon.Options()
+        options.onReady = { ready.continuation.yield() }
+        let daemon = RouterDaemon(
+            listener: .path(socket), host: host,
+            rendering: .init(exitCode: { $0.summary == .delivered ? 0 : 1 }, text: { $0.summary.rawValue }, problems: { _ in [] }),
+            options: options, logger: Logger(label: "test"))
+        let group = ServiceGroup(services: [daemon], logger: Logger(label: "test"))
+        async let running: Void = group.run()
+        for await _ in ready.stream { break }
+
+        let count = 300
+        let fd = try connect(socket)
+        defer { close(fd) }
+        var requests = #"{"hello":"notify-route","version":1}"# + "\n"
+        for index in 0..<count {
+            requests += #"{"id":\#(index),"request":"send","event":{"title":"event \#(index)","replace_key":"k\#(index)"}}"# + "\n"
+        }
+        let writer = Task.detached { writeAll(fd, Array(requests.utf8)) }
+        var lines = LineReading(fd: fd)
+        let hello = lines.next()
+        try #require(hello?.contains("\"hello\"") == true, "\(hello ?? "no hello")")
+        for index in 0..<count {
+            let next = lines.next()
+            let line = try #require(next, "answer \(index)")
+            let answer = try JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line.utf8))
+            #expect(answer.id == index && answer.exit == 0, "\(line)")
+            if index % 50 == 0 || index == count - 1 {
+                let state = try SQLiteStateStore(directory: directory).snapshot()
+                #expect(state.handles.keys.contains { $0.key == "k\(index)" }, "answer \(index) came before its state was committed")
+            }
+        }
+        await writer.value
+        #expect(recorder.deliveries.map(\.event.title) == (0..<count).map { "event \($0)" })
+        await group.triggerGracefulShutdown()
+        try await running
+    }
+
+    private func connect(_ path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(result == 0, "connect: errno \(errno)")
+        return fd
+    }
+}
+
+private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if written <= 0 { return }
+        offset += written
+    }
+}
+
+private struct LineReading {
+    let fd: Int32
+    var buffer: [UInt8] = []
+
+    mutating func next() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                defer { buffer.removeSubrange(...newline) }
+                return String(decoding: buffer[..<newline], as: UTF8.self)
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { return nil }
+            buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+}
