@@ -142,47 +142,25 @@ extension NotificationRouter {
             result.nextDue = now.addingTimeInterval(5)
             return result
         }
-        var settled: [(remove: String?, store: PendingTimer?)] = []
-        for timer in due {
-            switch timer.kind {
-            case .snoozable:
-                settled.append((timer.id, nil))
-            case .escalate:
-                guard let route = route(labelled: timer.route), let escalation = route.escalation,
-                      var event = try? NotificationEvent.decode(jsonLine: timer.event) else {
-                    logger.notice("escalation dropped: its route has no escalate any more", metadata: ["route": "\(timer.route)"])
-                    settled.append((timer.id, nil))
-                    continue
-                }
-                if let level = escalation.level { event.level = level }
-                let count = timer.sent + 1
-                let note = "escalated (\(count)×): nobody acknowledged it within \(DurationParser.format(escalation.after))"
-                    + (count > 1 ? " and \(count - 1) repeat(s)" : "")
-                if let report = await resend(event, label: timer.route + " escalate", note: note, targets: escalation.sinks.map {
-                    RouteTarget(sinkName: $0, label: timer.route + " escalate", route: nil, instance: instances[$0])
-                }) {
-                    result.reports.append(report)
-                }
-                if let every = escalation.repeatEvery {
-                    var next = timer
-                    next.sent = count
-                    next.due = max(timer.due.addingTimeInterval(every.seconds), now)
-                    settled.append((nil, next))
-                } else {
-                    settled.append((timer.id, nil))
-                }
-            case .snooze:
-                settled.append((timer.id, nil))
-                guard var event = try? NotificationEvent.decode(jsonLine: timer.event) else { continue }
-                if !event.title.hasSuffix(Snooze.marker) { event.title += Snooze.marker }
-                if let report = await reshow(event, on: timer.sinks, label: timer.route) { result.reports.append(report) }
+        // Sent side by side, a few at a time: a thousand falling due at once each wait only
+        // for their own sinks, not for every delivery before them.
+        let sent = await withTaskGroup(of: (settled: Settled, report: DeliveryReport?).self) { group in
+            var results: [(settled: Settled, report: DeliveryReport?)] = []
+            for (position, timer) in due.enumerated() {
+                if position >= Self.dueTimersInFlight, let result = await group.next() { results.append(result) }
+                group.addTask { await self.fire(timer, now: now) }
             }
+            for await result in group { results.append(result) }
+            return results
         }
+        result.reports = sent.compactMap(\.report)
         do {
             result.nextDue = try withTimers { table in
-                for (remove, store) in settled {
-                    if let remove { try table.remove(id: remove) }
-                    if let store { try table.store(store) }
+                for (settled, _) in sent {
+                    switch settled {
+                    case .remove(let id): try table.remove(id: id)
+                    case .reschedule(let timer): try table.store(timer)
+                    }
                 }
                 return try table.nextDue()
             }
@@ -191,6 +169,52 @@ extension NotificationRouter {
             result.nextDue = now.addingTimeInterval(5)
         }
         return result
+    }
+
+    /// What a fired timer leaves in the table.
+    enum Settled: Sendable {
+        case remove(String)
+        case reschedule(PendingTimer)
+    }
+
+    /// How many due timers are sent at once.
+    static let dueTimersInFlight = 32
+
+    /// Sends one due timer; what to do with it afterwards.
+    private func fire(_ timer: PendingTimer, now: Date) async -> (settled: Settled, report: DeliveryReport?) {
+        switch timer.kind {
+        case .snoozable:
+            return (.remove(timer.id), nil)
+        case .escalate:
+            guard let route = route(labelled: timer.route), let escalation = route.escalation,
+                  var event = try? NotificationEvent.decode(jsonLine: timer.event) else {
+                logger.notice("escalation dropped: its route has no escalate any more", metadata: ["route": "\(timer.route)"])
+                return (.remove(timer.id), nil)
+            }
+            if let level = escalation.level { event.level = level }
+            let count = timer.sent + 1
+            let note = "escalated (\(count)×): nobody acknowledged it within \(DurationParser.format(escalation.after))"
+                + (count > 1 ? " and \(count - 1) repeat(s)" : "")
+            let label = timer.route + " escalate"
+            let report = await resend(event, label: label, note: note, targets: escalation.sinks.map {
+                RouteTarget(sinkName: $0, label: label, route: nil, instance: instances[$0])
+            })
+            guard let every = escalation.repeatEvery else { return (.remove(timer.id), report) }
+            var next = timer
+            next.sent = count
+            // Acting on the escalation's own notification acknowledges it too.
+            for outcome in report?.outcomes ?? [] where outcome.status.isSuccess {
+                if let handle = outcome.handle, !next.watches.contains(PendingTimer.watch(sink: outcome.sink, handle: handle)) {
+                    next.watches.append(PendingTimer.watch(sink: outcome.sink, handle: handle))
+                }
+            }
+            next.due = max(timer.due.addingTimeInterval(every.seconds), now)
+            return (.reschedule(next), report)
+        case .snooze:
+            guard var event = try? NotificationEvent.decode(jsonLine: timer.event) else { return (.remove(timer.id), nil) }
+            if !event.title.hasSuffix(Snooze.marker) { event.title += Snooze.marker }
+            return (.remove(timer.id), await reshow(event, on: timer.sinks, label: timer.route))
+        }
     }
 
     /// The route a timer's label names in the current config.
