@@ -129,6 +129,20 @@ struct EscalationTests {
         #expect(late >= 3.0 && late <= 4.0, "escalated \(late) s after the send; due after 3 s")
     }
 
+    @Test func anEscalationSurvivesAReload() throws {
+        let bus = try DBusMockDaemon.start()
+        defer { bus.shutdown() }
+        let daemon = try DaemonProcess.start(config: try Self.config(escalate: "{ after: 3s, to: [pager] }"), environment: bus.environment)
+        defer { daemon.stop() }
+        let sent = Date()
+        _ = try DaemonClockTests.send(["-t", "never", "Backup stuck"], daemon, bus: bus)
+        let reload = try ProcessRunner.notifyRoute(["reload"], environment: daemon.environment)
+        #expect(reload.status == 0, "\(reload.standardError)")
+        let seen = try #require(try Self.waitForPager(bus, within: .seconds(7)), "no escalation after the reload: \(daemon.log)")
+        let late = seen.timeIntervalSince(sent)
+        #expect(late >= 3.0 && late <= 4.0, "escalated \(late) s after the send; due after 3 s")
+    }
+
     @Test func snoozeClosesTheNotificationAndShowsItAgainMarked() throws {
         let bus = try DBusMockDaemon.start()
         defer { bus.shutdown() }
