@@ -159,7 +159,8 @@ extension NotificationRouter {
                 for (settled, _) in sent {
                     switch settled {
                     case .remove(let id): try table.remove(id: id)
-                    case .reschedule(let timer): try table.store(timer)
+                    // Not one acknowledged while it was being sent.
+                    case .reschedule(let timer): if try table.exists(id: timer.id) { try table.store(timer) }
                     }
                 }
                 return try table.nextDue()

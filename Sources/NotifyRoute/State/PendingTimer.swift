@@ -47,6 +47,7 @@ protocol PendingTimerTable {
     /// The timers watching a notification.
     func watching(_ watch: String) throws -> [PendingTimer]
     func escalations(replaceKey: String) throws -> [PendingTimer]
+    func exists(id: String) throws -> Bool
     func count() throws -> Int
 }
 
@@ -77,6 +78,7 @@ final class InMemoryTimerTable: Sendable {
         func escalations(replaceKey: String) -> [PendingTimer] {
             timers.values.filter { $0.kind == .escalate && $0.replaceKey == replaceKey }
         }
+        func exists(id: String) -> Bool { timers[id] != nil }
         func count() -> Int { timers.count }
     }
 }
@@ -125,6 +127,12 @@ struct SQLiteTimerTable: PendingTimerTable {
 
     func escalations(replaceKey: String) throws -> [PendingTimer] {
         try timers(database.prepare(Self.select + " WHERE replace_key = ?1 AND kind = 'escalate'").bind(.text(replaceKey)))
+    }
+
+    func exists(id: String) throws -> Bool {
+        let statement = try database.prepare("SELECT 1 FROM timers WHERE id = ?1").bind(.text(id))
+        defer { statement.finish() }
+        return try statement.step()
     }
 
     func count() throws -> Int { try database.integer("SELECT count(*) FROM timers") }
