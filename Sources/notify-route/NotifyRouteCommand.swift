@@ -52,7 +52,7 @@ struct NotifyRouteCommand: AsyncParsableCommand {
         version: NotifyRouteVersion.current,
         subcommands: [
             Send.self, Close.self, Run.self, Ingest.self, Explain.self, ConfigCommand.self, Sinks.self, Serve.self, Reload.self,
-            Status.self, NotifySend.self, History.self, ReplayCommand.self, SilenceCommand.self, PauseCommand.self, ResumeCommand.self,
+            Status.self, NotifySend.self, Ack.self, History.self, ReplayCommand.self, SilenceCommand.self, PauseCommand.self, ResumeCommand.self,
         ],
         defaultSubcommand: nil
     )
@@ -127,7 +127,7 @@ struct NotifyRouteCommand: AsyncParsableCommand {
 
     /// The subcommands without subcommands of their own, by name.
     private static let leaves: [String: any ParsableCommand.Type] = [
-        "send": Send.self, "close": Close.self, "run": Run.self, "ingest": Ingest.self,
+        "send": Send.self, "close": Close.self, "ack": Ack.self, "run": Run.self, "ingest": Ingest.self,
         "explain": Explain.self, "sinks": Sinks.self, "serve": Serve.self, "reload": Reload.self, "status": Status.self,
         "history": History.self, "replay": ReplayCommand.self, "pause": PauseCommand.self, "resume": ResumeCommand.self,
     ]

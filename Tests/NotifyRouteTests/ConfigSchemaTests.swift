@@ -123,6 +123,8 @@ import Testing
             add(.dedup, child(route, "dedup"))
             add(.rate, child(route, "rate"))
             add(.quiet, child(route, "quiet"))
+            add(.escalate, child(route, "escalate"))
+            add(.snooze, child(route, "snooze"))
         }
         if case .mapping(let sources)? = child(root, "sources")?.value {
             for source in sources {

@@ -18,6 +18,8 @@ public struct ConfigSection: Hashable, Sendable, CustomStringConvertible {
     public static let dedup = ConfigSection("routes[].dedup")
     public static let rate = ConfigSection("routes[].rate")
     public static let quiet = ConfigSection("routes[].quiet")
+    public static let escalate = ConfigSection("routes[].escalate")
+    public static let snooze = ConfigSection("routes[].snooze")
     /// A `match` of a rule or a route, and an inhibit rule's `source` and `target`.
     public static let match = ConfigSection("match")
     public static let inhibit = ConfigSection("inhibit[]")
@@ -153,7 +155,7 @@ public enum ConfigSchema {
 
     /// The sections in the order the key reference lists them.
     public static let sections: [ConfigSection] = [
-        .top, .defaults, .level, .sink, .rule, .ruleSet, .match, .route, .routeSet, .dedup, .rate, .quiet, .inhibit, .state, .history, .serve, .serveAllow, .source,
+        .top, .defaults, .level, .sink, .rule, .ruleSet, .match, .route, .routeSet, .dedup, .rate, .quiet, .escalate, .snooze, .inhibit, .state, .history, .serve, .serveAllow, .source,
     ]
 
     /// A section's own array: loading a config builds only the sections it reads, not
@@ -172,6 +174,8 @@ public enum ConfigSchema {
         case .dedup: dedup
         case .rate: rate
         case .quiet: quiet
+        case .escalate: Escalation.keys
+        case .snooze: Snooze.keys
         case .inhibit: inhibit
         case .state: state
         case .serve: serve
@@ -299,6 +303,10 @@ public enum ConfigSchema {
                   "at most `max` events per sink per period; the rest are held and summarised"),
         ConfigKey(.route, "quiet", .mapping(.quiet), example: "{ hours: [\"22:00-07:00\"] }",
                   "hours in which events below a level are held and summarised after (short form: the list of hours)"),
+        ConfigKey(.route, "escalate", .mapping(.escalate), example: "{ after: 10m, to: [pager], repeat: 30m }",
+                  "send an event with actions or no timeout to more sinks when nobody acted on or dismissed it (needs `serve`)"),
+        ConfigKey(.route, "snooze", .mapping(.snooze), example: "{ for: 1h }",
+                  "add a snooze action to desktop notifications: shown again after the duration (needs `serve`)"),
     ]
 
     private static let routeSet: [ConfigKey] = [

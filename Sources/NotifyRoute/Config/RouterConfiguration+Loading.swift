@@ -238,6 +238,27 @@ extension RouterConfiguration {
         if let quiet = map["quiet"] {
             route.quietHours = try parseQuietHours(quiet, context: "\(context) quiet")
         }
+        if let escalate = map["escalate"] {
+            let escalateMap = try ConfigMapping(escalate, context: "\(context) escalate", section: .escalate)
+            guard let after = try escalateMap.duration("after"), after > .zero, let to = escalateMap["to"] else {
+                throw ConfigError("\(context) escalate: expected `after` (a duration) and `to` (sink names), as { after: 10m, to: [pager] }",
+                                  at: escalate.location)
+            }
+            let every = try escalateMap.duration("repeat")
+            if let every, every < .seconds(1) {
+                throw ConfigError("\(context) escalate: repeat must be at least 1s", at: escalateMap["repeat"]?.location)
+            }
+            route.escalation = Escalation(after: after, sinks: try sinkList(to, what: "\(context) escalate", sinkNames: sinkNames),
+                                          repeatEvery: every, level: try escalateMap.level("level"))
+        }
+        if let snooze = map["snooze"] {
+            let snoozeMap = try ConfigMapping(snooze, context: "\(context) snooze", section: .snooze)
+            let duration = try snoozeMap.duration("for") ?? .seconds(3600)
+            guard duration >= .seconds(1) else {
+                throw ConfigError("\(context) snooze: `for` must be at least 1s", at: snoozeMap["for"]?.location)
+            }
+            route.snooze = Snooze(label: try snoozeMap.string("label"), duration: duration)
+        }
         return route
     }
 

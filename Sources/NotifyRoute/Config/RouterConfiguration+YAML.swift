@@ -127,6 +127,8 @@ extension Route {
             case "set": effects.yamlOutput(.routeSet)
             case "rate": rateLimit?.yamlOutput
             case "quiet": quietHours?.yamlOutput
+            case "escalate": escalation?.yamlOutput
+            case "snooze": snooze?.yamlOutput
             default: nil
             }
         }

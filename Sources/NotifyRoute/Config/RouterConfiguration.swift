@@ -214,6 +214,10 @@ public struct Route: Hashable, Sendable {
     public var rateLimit: RateLimit?
     /// Hours in which events below a level are held and summarised afterwards.
     public var quietHours: QuietHours?
+    /// Sent again to more sinks when nobody acknowledged it in time.
+    public var escalation: Escalation?
+    /// A snooze action on the desktop.
+    public var snooze: Snooze?
     public var location: SourceLocation?
 
     public init(

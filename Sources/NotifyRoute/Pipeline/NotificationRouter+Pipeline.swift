@@ -72,7 +72,7 @@ extension NotificationRouter {
     }
 
     /// Fan-out, the policy stages (in one state transaction when any needs the state), deliver, record.
-    private nonisolated(nonsending) func wave<Deliver>(_ targets: [RouteTarget], _ event: RoutedEvent, _ resolved: ResolvedEvent, failoverFor: [String: [String]],
+    nonisolated(nonsending) func wave<Deliver>(_ targets: [RouteTarget], _ event: RoutedEvent, _ resolved: ResolvedEvent, failoverFor: [String: [String]],
                       through pipeline: Pipeline<Deliver>) async -> [SinkOutcome] {
         var wave = pipeline.fanOut.run(targets, event, resolved: resolved, failoverFor: failoverFor)
         let keepsState = pipeline.deliver.keepsState
@@ -83,6 +83,7 @@ extension NotificationRouter {
             for flow in wave.flows { if let flush = flow.flush { schedule(flush) } }
             await pipeline.deliver.deliver(&wave)
             if keepsState { restoreUndeliveredSummaries(wave.flows) }
+            armTimers(&wave, event, keepingState: keepsState)
         }
         for flush in pipeline.record.record(&wave, store: store, clock: clock, logger: logger, planning: !keepsState) {
             schedule(flush)

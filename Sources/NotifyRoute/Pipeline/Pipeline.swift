@@ -62,7 +62,9 @@ struct PolicyChain: Sendable {
               flow.passes(DedupStage(), context),
               flow.passes(RateLimitStage(), context),
               flow.passes(QuietHoursSummaryStage(), context),
-              flow.passes(ReplaceStage(), context)
+              flow.passes(ReplaceStage(), context),
+              flow.passes(SnoozeStage(), context),
+              flow.passes(EscalateStage(), context)
         else { return }
     }
 
@@ -82,6 +84,7 @@ struct PolicyChain: Sendable {
     func needsState(_ flow: borrowing SinkFlow) -> Bool {
         !inhibit.rules.isEmpty || flow.target.hasQuietHours || flow.target.dedupWindow != nil
             || flow.target.rateLimit != nil || (flow.capabilities.canReplace && flow.handleKey != nil)
+            || flow.target.route?.escalation != nil || flow.target.route?.snooze != nil
     }
 }
 

@@ -21,8 +21,9 @@ struct SinkFlow: Sendable {
     let instance: SinkInstance
     /// Read once per delivery: a sink may compute them.
     let capabilities: SinkCapabilities
-    /// The event as this sink gets it (its own layers of the cascade, fitted to it).
-    let event: ResolvedEvent
+    /// The event as this sink gets it (its own layers of the cascade, fitted to it; a
+    /// policy may add an action, as ``SnoozeStage`` does).
+    var event: ResolvedEvent
     /// The state's key of the dedup window, and of the handle to replace (if any).
     let stateKey: RouterState.Key
     let handleKey: RouterState.Key?

@@ -127,6 +127,7 @@ public final class NotificationRouter: Sendable {
     /// Closes what earlier events with this replace key showed, on every sink that can.
     public func close(replaceKey: String) async -> DeliveryReport {
         var report = DeliveryReport(event: ResolvedEvent(title: "close \(replaceKey)", replaceKey: replaceKey))
+        if let stopped = try? acknowledge(replaceKey: replaceKey), stopped > 0 { report.notes.append("its escalation stopped") }
         for name in configuration.sinks.map(\.name) {
             guard let instance = instances[name] else { continue }
             let key = RouterState.Key(sink: name, key: replaceKey)

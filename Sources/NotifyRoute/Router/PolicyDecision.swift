@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 /// What the policy stages decided for one sink: what to ask it, or why not.
 struct PolicyDecision: Sendable {
     var intent: SinkDelivery.Intent = .show
@@ -11,6 +16,8 @@ struct PolicyDecision: Sendable {
     /// A duplicate whose count update waits to go out later with a later count
     /// (see ``CountUpdateCoalescer``).
     var coalesced = false
+    /// When the delivery escalates unless acknowledged (``EscalateStage``).
+    var escalatesAt: Date?
 
     /// Whether the sink is asked anything: a show, a replace, or a count update.
     var sendsSomething: Bool { suppressed == nil || intent != .show }

@@ -67,6 +67,8 @@ public protocol RouterStateTransaction: AnyObject {
 /// State in memory, guarded by a mutex.
 public final class InMemoryStateStore: RouterStateStore {
     private let state: Mutex<Transaction>
+    /// Escalations and snoozes (``PendingTimer``), which ``SQLiteStateStore`` keeps in its database.
+    let timers = InMemoryTimerTable()
 
     public init(_ initial: RouterState = RouterState()) {
         state = Mutex(Transaction(initial))

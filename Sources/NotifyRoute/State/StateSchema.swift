@@ -66,6 +66,28 @@ enum StateSchema {
             since REAL NOT NULL,
             PRIMARY KEY(source, unit)) WITHOUT ROWID;
         """,
+        // Escalations and snoozes waiting for their time (``PendingTimer``), and the
+        // notifications whose action or dismissal acknowledges them.
+        """
+        CREATE TABLE IF NOT EXISTS timers(
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            route TEXT NOT NULL,
+            replace_key TEXT,
+            due REAL NOT NULL,
+            sinks TEXT NOT NULL,
+            event TEXT NOT NULL,
+            sent INTEGER NOT NULL,
+            since REAL NOT NULL) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS timers_by_due ON timers(due);
+        CREATE INDEX IF NOT EXISTS timers_by_replace_key ON timers(replace_key);
+        CREATE TABLE IF NOT EXISTS timer_handles(
+            sink TEXT NOT NULL,
+            handle TEXT NOT NULL,
+            timer TEXT NOT NULL,
+            PRIMARY KEY(sink, handle, timer)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS timer_handles_by_timer ON timer_handles(timer);
+        """,
     ]
 
     static var version: Int { migrations.count }

@@ -88,6 +88,8 @@ struct Serve: AsyncParsableCommand {
                 .init(service: daemon),
                 .init(service: reloader, successTerminationBehavior: .ignore),
                 .init(service: timer, successTerminationBehavior: .ignore),
+                .init(service: EscalationTimer(router: { await host.router }, logger: logger, delivered: { await host.tally($0) }),
+                      successTerminationBehavior: .ignore),
                 .init(service: SourcesService(host: host, store: store as? SQLiteStateStore, logger: logger), successTerminationBehavior: .ignore),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
