@@ -18,6 +18,7 @@ public struct ConfigSection: Hashable, Sendable, CustomStringConvertible {
     public static let dedup = ConfigSection("routes[].dedup")
     public static let rate = ConfigSection("routes[].rate")
     public static let quiet = ConfigSection("routes[].quiet")
+    public static let group = ConfigSection("routes[].group")
     /// A `match` of a rule or a route, and an inhibit rule's `source` and `target`.
     public static let match = ConfigSection("match")
     public static let inhibit = ConfigSection("inhibit[]")
@@ -153,7 +154,7 @@ public enum ConfigSchema {
 
     /// The sections in the order the key reference lists them.
     public static let sections: [ConfigSection] = [
-        .top, .defaults, .level, .sink, .rule, .ruleSet, .match, .route, .routeSet, .dedup, .rate, .quiet, .inhibit, .state, .history, .serve, .serveAllow, .source,
+        .top, .defaults, .level, .sink, .rule, .ruleSet, .match, .route, .routeSet, .dedup, .rate, .quiet, .group, .inhibit, .state, .history, .serve, .serveAllow, .source,
     ]
 
     /// A section's own array: loading a config builds only the sections it reads, not
@@ -172,6 +173,7 @@ public enum ConfigSchema {
         case .dedup: dedup
         case .rate: rate
         case .quiet: quiet
+        case .group: group
         case .inhibit: inhibit
         case .state: state
         case .serve: serve
@@ -299,6 +301,8 @@ public enum ConfigSchema {
                   "at most `max` events per sink per period; the rest are held and summarised"),
         ConfigKey(.route, "quiet", .mapping(.quiet), example: "{ hours: [\"22:00-07:00\"] }",
                   "hours in which events below a level are held and summarised after (short form: the list of hours)"),
+        ConfigKey(.route, "group", .mapping(.group), example: "{ by: [source], wait: 30s, interval: 5m }",
+                  "events sharing the `by` values become one notification, updated in place (needs `serve`)"),
     ]
 
     private static let routeSet: [ConfigKey] = [
@@ -310,6 +314,15 @@ public enum ConfigSchema {
 
     private static let dedup: [ConfigKey] = [
         ConfigKey(.dedup, "window", .duration, example: "10m", "how long a dedup key suppresses the events that repeat it"),
+    ]
+
+    private static let group: [ConfigKey] = [
+        ConfigKey(.group, "by", .strings, default: .implicit("none: the whole route is one group"), example: "[source]",
+                  "`source`, `app`, `level`, `category`, `tags` or a field's name: the values a group shares"),
+        ConfigKey(.group, "wait", .duration, default: .value("30s"), example: "30s",
+                  "how long after its first event a group's notification is sent"),
+        ConfigKey(.group, "interval", .duration, default: .value("5m"), example: "5m",
+                  "how often it is updated in place while events arrive; a group quiet this long closes"),
     ]
 
     private static let rate: [ConfigKey] = [

@@ -127,6 +127,20 @@ extension Route {
             case "set": effects.yamlOutput(.routeSet)
             case "rate": rateLimit?.yamlOutput
             case "quiet": quietHours?.yamlOutput
+            case "group": group?.yamlOutput
+            default: nil
+            }
+        }
+    }
+}
+
+extension GroupPolicy {
+    var yamlOutput: YAMLOutput {
+        .section(.group, flow: true) { name in
+            switch name {
+            case "by": by.isEmpty ? nil : .names(by)
+            case "wait": .duration(wait)
+            case "interval": .duration(interval)
             default: nil
             }
         }

@@ -214,6 +214,8 @@ public struct Route: Hashable, Sendable {
     public var rateLimit: RateLimit?
     /// Hours in which events below a level are held and summarised afterwards.
     public var quietHours: QuietHours?
+    /// Events that share some values become one notification (``GroupPolicy``).
+    public var group: GroupPolicy?
     public var location: SourceLocation?
 
     public init(

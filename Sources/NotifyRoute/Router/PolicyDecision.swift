@@ -11,6 +11,8 @@ struct PolicyDecision: Sendable {
     /// A duplicate whose count update waits to go out later with a later count
     /// (see ``CountUpdateCoalescer``).
     var coalesced = false
+    /// Said in the sink's outcome whatever happens (grouping that needs `serve`).
+    var note: String?
 
     /// Whether the sink is asked anything: a show, a replace, or a count update.
     var sendsSomething: Bool { suppressed == nil || intent != .show }

@@ -66,6 +66,15 @@ enum StateSchema {
             since REAL NOT NULL,
             PRIMARY KEY(source, unit)) WITHOUT ROWID;
         """,
+        // Open groups of routes' `group` policies, found by when they are due (the daemon's
+        // clock asks for the earliest). The record is JSON: read and written whole.
+        """
+        CREATE TABLE IF NOT EXISTS groups(
+            key TEXT PRIMARY KEY,
+            due REAL NOT NULL,
+            record TEXT NOT NULL) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS groups_by_due ON groups(due);
+        """,
     ]
 
     static var version: Int { migrations.count }
