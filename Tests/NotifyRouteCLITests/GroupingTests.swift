@@ -121,4 +121,39 @@ struct GroupingTests {
         let late = Date().timeIntervalSince(opened) - 2
         #expect(late <= 1.5, "sent \(late) s after its wait ended")
     }
+
+    /// A thousand groups open at once all go out within a second of their due time.
+    @Test func aThousandOpenGroupsAreSentWithinASecondOfTheirDueTime() throws {
+        let bus = try DBusMockDaemon.start()
+        defer { bus.shutdown() }
+        let config = try Self.config("""
+            sinks: { desktop: { kind: desktop, deadline: 5s } }
+            routes: [ { to: [desktop], group: { by: [source], wait: 3s, interval: 1m } } ]
+            """)
+        let daemon = try DaemonProcess.start(config: config, environment: bus.environment)
+        defer { daemon.stop() }
+        let input = (1...1000).map { "{\"title\": \"failed\", \"source\": \"job\($0)\", \"level\": \"error\"}\n" }.joined()
+        let before = Date()
+        let ingest = try ProcessRunner.notifyRoute(["ingest", "--json"], environment: daemon.environment.merging(bus.environment) { $1 },
+                                                   input: input, timeLimit: .seconds(60))
+        let after = Date()
+        #expect(ingest.status == 0, "\(ingest.standardError)")
+        #expect(ingest.standardOutput.components(separatedBy: "\"reason\":\"grouped\"").count - 1 == 1000)
+        // Each group is due 3 s after its event, between `before` + 3 s and `after` + 3 s.
+        #expect(try Self.notBefore(bus, before.addingTimeInterval(3)), "a group went out before its wait ended")
+        let calls = try Self.waitForCalls(bus, within: .seconds(30)) { $0.count >= 1000 }
+        let done = Date()
+        #expect(calls.count == 1000, "\(calls.count) of 1000 groups sent: \(daemon.log.suffix(2000))")
+        #expect(Set(calls.map(\.summary)).count == 1000)
+        #expect(calls.allSatisfy { $0.summary.hasSuffix(": 1 failure") })
+        #expect(done.timeIntervalSince(after) <= 3 + 1, "the last group went out \(done.timeIntervalSince(after) - 3) s after the last was due")
+    }
+
+    /// Whether nothing reached the bus before `date` (polled once, just after it).
+    static func notBefore(_ bus: DBusMockDaemon, _ date: Date) throws -> Bool {
+        let wait = date.timeIntervalSinceNow - 0.2
+        guard wait > 0 else { return true }  // already past: the ingest itself was slow
+        usleep(UInt32(wait * 1_000_000))
+        return try bus.notifyCalls().isEmpty
+    }
 }

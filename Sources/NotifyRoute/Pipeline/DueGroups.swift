@@ -53,42 +53,63 @@ extension NotificationRouter {
             result.nextDue = now.addingTimeInterval(5)
             return result
         }
-        for (key, record) in sending {
-            if let report = await deliverGroup(record, key: key) { result.reports.append(report) }
+        // All at once, each under its sink's deadline: a thousand groups due together go
+        // out in about one delivery's time, not one after the other.
+        let sent = await withTaskGroup(of: SentGroup?.self) { tasks in
+            for (key, record) in sending { tasks.addTask { await self.deliverGroup(record, key: key) } }
+            var sent: [SentGroup] = []
+            for await group in tasks { if let group { sent.append(group) } }
+            return sent
+        }
+        guard !sent.isEmpty else { return result }
+        do {
+            try store.withState { state in
+                for group in sent {
+                    guard var current = state.group(forKey: group.key) else { continue }
+                    if let handle = group.handle { current.handle = handle }
+                    // Not shown: what it carried is due again at the next interval.
+                    if group.failed { current.pending += group.pending }
+                    state.storeGroup(current, forKey: group.key)
+                }
+            }
+        } catch {
+            logger.warning("groups: state unavailable", metadata: ["error": "\(error)"])
+        }
+        let sentAt = clock.now()
+        for group in sent {
+            pipeline.record.remember(group.routed, group.report, now: sentAt)
+            result.reports.append(group.report)
         }
         return result
     }
 
+    /// What ``deliverGroup(_:key:)`` did, for the state and the history.
+    private struct SentGroup: Sendable {
+        var key: String
+        var routed: RoutedEvent
+        var report: DeliveryReport
+        var handle: SinkHandle?
+        var failed: Bool
+        var pending: Int
+    }
+
     /// One group's notification: shown the first time, replaced after.
-    private func deliverGroup(_ record: RouterState.GroupRecord, key: String) async -> DeliveryReport? {
+    private func deliverGroup(_ record: RouterState.GroupRecord, key: String) async -> SentGroup? {
         let target = groupTarget(record)
         var event = NotificationEvent(title: record.title, body: record.body, level: record.highest)
         event.source = record.name
         let routed = RoutedEvent(event, only: nil, tracing: false)
         let resolved = pipeline.fanOut.resolve(routed)
-        var wave = pipeline.fanOut.run([target], routed, resolved: resolved, failoverFor: [:])
+        let wave = pipeline.fanOut.run([target], routed, resolved: resolved, failoverFor: [:])
         guard var flow = wave.flows.first else {
             logger.warning("group not sent: no such sink", metadata: ["group": "\(record.name)", "sink": "\(record.sink)"])
             return nil
         }
         if let handle = record.handle, flow.capabilities.canReplace { flow.decision.intent = .replace(handle) }
         flow.answer = await SinkDeliverStage.deliver(flow)
-        wave.flows[0] = flow
-        let handle = flow.answer.receipt?.handle
-        do {
-            try store.withState { state in
-                guard var current = state.group(forKey: key) else { return }
-                if let handle { current.handle = handle }
-                // Not shown: what it carried is due again at the next interval.
-                if flow.answer.error != nil { current.pending += record.pending }
-                state.storeGroup(current, forKey: key)
-            }
-        } catch {
-            logger.warning("groups: state unavailable", metadata: ["error": "\(error)"])
-        }
         var outcome = wave.outcomes[flow.index]
         outcome.duration = flow.answer.duration
-        outcome.handle = handle
+        outcome.handle = flow.answer.receipt?.handle
         if let error = flow.answer.error {
             outcome.status = SinkOutcome.Status(failure: error)
             outcome.notes.append("group \"\(record.name)\" not sent; tried again in an interval")
@@ -97,8 +118,8 @@ extension NotificationRouter {
             outcome.notes.append("group \"\(record.name)\": \(record.count) events, \(record.pending) new")
         }
         let report = DeliveryReport(event: flow.event, matchedRoutes: [record.route], outcomes: [outcome])
-        pipeline.record.remember(routed, report, now: clock.now())
-        return report
+        return SentGroup(key: key, routed: routed, report: report, handle: flow.answer.receipt?.handle,
+                         failed: flow.answer.error != nil, pending: record.pending)
     }
 
     /// The route and sink a group was opened for, in the config of the moment.
