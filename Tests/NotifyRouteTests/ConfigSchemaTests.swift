@@ -123,6 +123,7 @@ import Testing
             add(.dedup, child(route, "dedup"))
             add(.rate, child(route, "rate"))
             add(.quiet, child(route, "quiet"))
+            add(.group, child(route, "group"))
         }
         if case .mapping(let sources)? = child(root, "sources")?.value {
             for source in sources {

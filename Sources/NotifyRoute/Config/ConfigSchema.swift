@@ -319,9 +319,9 @@ public enum ConfigSchema {
     private static let group: [ConfigKey] = [
         ConfigKey(.group, "by", .strings, default: .implicit("none: the whole route is one group"), example: "[source]",
                   "`source`, `app`, `level`, `category`, `tags` or a field's name: the values a group shares"),
-        ConfigKey(.group, "wait", .duration, default: .value("30s"), example: "30s",
+        ConfigKey(.group, "wait", .duration, default: .value("30s"), example: "10s",
                   "how long after its first event a group's notification is sent"),
-        ConfigKey(.group, "interval", .duration, default: .value("5m"), example: "5m",
+        ConfigKey(.group, "interval", .duration, default: .value("5m"), example: "10m",
                   "how often it is updated in place while events arrive; a group quiet this long closes"),
     ]
 
