@@ -52,7 +52,7 @@ public struct HeldSummaryTimer: Service {
 
     private func rounds() async {
         while !wakeup.isStopped {
-            let due = await router().deliverDueSummaries()
+            let due = await router().deliverDue()
             var failed = false
             for report in due.reports {
                 if report.summary == .delivered {

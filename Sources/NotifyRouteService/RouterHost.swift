@@ -92,7 +92,7 @@ public actor RouterHost {
         for outcome in report.outcomes {
             if case .suppressed(let reason) = outcome.status {
                 switch reason {
-                case .rateLimited(_, _, held: 1), .quietHours(_, held: 1): summaryWakeup.poke()
+                case .rateLimited(_, _, held: 1), .quietHours(_, held: 1), .grouped(_, count: 1, _): summaryWakeup.poke()
                 default: break
                 }
             }

@@ -125,6 +125,7 @@ import Testing
             add(.quiet, child(route, "quiet"))
             add(.escalate, child(route, "escalate"))
             add(.snooze, child(route, "snooze"))
+            add(.group, child(route, "group"))
         }
         if case .mapping(let sources)? = child(root, "sources")?.value {
             for source in sources {

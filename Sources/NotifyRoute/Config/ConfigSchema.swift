@@ -20,6 +20,7 @@ public struct ConfigSection: Hashable, Sendable, CustomStringConvertible {
     public static let quiet = ConfigSection("routes[].quiet")
     public static let escalate = ConfigSection("routes[].escalate")
     public static let snooze = ConfigSection("routes[].snooze")
+    public static let group = ConfigSection("routes[].group")
     /// A `match` of a rule or a route, and an inhibit rule's `source` and `target`.
     public static let match = ConfigSection("match")
     public static let inhibit = ConfigSection("inhibit[]")
@@ -155,7 +156,7 @@ public enum ConfigSchema {
 
     /// The sections in the order the key reference lists them.
     public static let sections: [ConfigSection] = [
-        .top, .defaults, .level, .sink, .rule, .ruleSet, .match, .route, .routeSet, .dedup, .rate, .quiet, .escalate, .snooze, .inhibit, .state, .history, .serve, .serveAllow, .source,
+        .top, .defaults, .level, .sink, .rule, .ruleSet, .match, .route, .routeSet, .dedup, .rate, .quiet, .group, .escalate, .snooze, .inhibit, .state, .history, .serve, .serveAllow, .source,
     ]
 
     /// A section's own array: loading a config builds only the sections it reads, not
@@ -176,6 +177,7 @@ public enum ConfigSchema {
         case .quiet: quiet
         case .escalate: Escalation.keys
         case .snooze: Snooze.keys
+        case .group: group
         case .inhibit: inhibit
         case .state: state
         case .serve: serve
@@ -307,6 +309,8 @@ public enum ConfigSchema {
                   "send an event with actions or no timeout to more sinks when nobody acted on or dismissed it (needs `serve`)"),
         ConfigKey(.route, "snooze", .mapping(.snooze), example: "{ for: 1h }",
                   "add a snooze action to desktop notifications: shown again after the duration (needs `serve`)"),
+        ConfigKey(.route, "group", .mapping(.group), example: "{ by: [source], wait: 30s, interval: 5m }",
+                  "events sharing the `by` values become one notification, updated in place (needs `serve`)"),
     ]
 
     private static let routeSet: [ConfigKey] = [
@@ -318,6 +322,15 @@ public enum ConfigSchema {
 
     private static let dedup: [ConfigKey] = [
         ConfigKey(.dedup, "window", .duration, example: "10m", "how long a dedup key suppresses the events that repeat it"),
+    ]
+
+    private static let group: [ConfigKey] = [
+        ConfigKey(.group, "by", .strings, default: .implicit("none: the whole route is one group"), example: "[source]",
+                  "`source`, `app`, `level`, `category`, `tags` or a field's name: the values a group shares"),
+        ConfigKey(.group, "wait", .duration, default: .value("30s"), example: "10s",
+                  "how long after its first event a group's notification is sent"),
+        ConfigKey(.group, "interval", .duration, default: .value("5m"), example: "10m",
+                  "how often it is updated in place while events arrive; a group quiet this long closes"),
     ]
 
     private static let rate: [ConfigKey] = [

@@ -259,6 +259,16 @@ extension RouterConfiguration {
             }
             route.snooze = Snooze(label: try snoozeMap.string("label"), duration: duration)
         }
+        if let group = map["group"] {
+            let groupMap = try ConfigMapping(group, context: "\(context) group", section: .group)
+            var policy = GroupPolicy(by: try groupMap.stringList("by") ?? [])
+            policy.wait = try groupMap.duration("wait") ?? GroupPolicy.defaultWait
+            policy.interval = try groupMap.duration("interval") ?? GroupPolicy.defaultInterval
+            guard policy.interval > .zero else {
+                throw ConfigError("\(context) group: `interval` must be longer than 0s", at: groupMap["interval"]?.location)
+            }
+            route.group = policy
+        }
         return route
     }
 

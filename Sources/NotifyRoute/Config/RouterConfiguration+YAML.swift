@@ -129,6 +129,20 @@ extension Route {
             case "quiet": quietHours?.yamlOutput
             case "escalate": escalation?.yamlOutput
             case "snooze": snooze?.yamlOutput
+            case "group": group?.yamlOutput
+            default: nil
+            }
+        }
+    }
+}
+
+extension GroupPolicy {
+    var yamlOutput: YAMLOutput {
+        .section(.group, flow: true) { name in
+            switch name {
+            case "by": by.isEmpty ? nil : .names(by)
+            case "wait": .duration(wait)
+            case "interval": .duration(interval)
             default: nil
             }
         }

@@ -218,6 +218,8 @@ public struct Route: Hashable, Sendable {
     public var escalation: Escalation?
     /// A snooze action on the desktop.
     public var snooze: Snooze?
+    /// Events that share some values become one notification (``GroupPolicy``).
+    public var group: GroupPolicy?
     public var location: SourceLocation?
 
     public init(

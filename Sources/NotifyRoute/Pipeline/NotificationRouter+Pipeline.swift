@@ -96,7 +96,7 @@ extension NotificationRouter {
         do {
             try store.withState(discardingChanges: !keepsState) { state in
                 let context = PolicyContext(now: clock.now(), state: state, maxEntries: configuration.state.maxEntries,
-                                            countUpdates: keepsState ? countUpdates : nil)
+                                            countUpdates: keepsState ? countUpdates : nil, keepsTime: keepsTime || !keepsState)
                 for position in wave.flows.indices { policy.decide(&wave.flows[position], context) }
             }
         } catch {

@@ -60,6 +60,7 @@ struct PolicyChain: Sendable {
               flow.passes(pause, context),
               flow.passes(QuietHoursStage(), context),
               flow.passes(DedupStage(), context),
+              flow.passes(GroupStage(), context),
               flow.passes(RateLimitStage(), context),
               flow.passes(QuietHoursSummaryStage(), context),
               flow.passes(ReplaceStage(), context),
@@ -83,7 +84,7 @@ struct PolicyChain: Sendable {
 
     func needsState(_ flow: borrowing SinkFlow) -> Bool {
         !inhibit.rules.isEmpty || flow.target.hasQuietHours || flow.target.dedupWindow != nil
-            || flow.target.rateLimit != nil || (flow.capabilities.canReplace && flow.handleKey != nil)
+            || flow.target.rateLimit != nil || flow.target.group != nil || (flow.capabilities.canReplace && flow.handleKey != nil)
             || flow.target.route?.escalation != nil || flow.target.route?.snooze != nil
     }
 }

@@ -88,6 +88,7 @@ struct RecordStage: Sendable {
     /// One flow's outcome from what its sink answered (or, planning, would be asked).
     private func settle(_ flow: borrowing SinkFlow, _ outcome: inout SinkOutcome) -> Settled {
         outcome.duration = flow.answer.duration
+        if let note = flow.decision.note { outcome.notes.append(note) }
         if flow.answer.planned {
             if let summary = flow.decision.summary, let error = flow.answer.error {
                 outcome.notes.append("a summary of \(summary.held) events held \(summary.why) would fail (\(error.message)); they would stay held")

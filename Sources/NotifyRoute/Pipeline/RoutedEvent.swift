@@ -51,7 +51,7 @@ final class RouteTarget: Sendable {
     let layers: Bool
     /// The route's policies, which every delivery reads: reading them through ``route``
     /// copied the whole route out of its optional.
-    let dedupWindow: Duration?, rateLimit: RateLimit?, quietHours: QuietHours?
+    let dedupWindow: Duration?, rateLimit: RateLimit?, quietHours: QuietHours?, group: GroupPolicy?
     /// ``dedupWindow`` in seconds, as the state takes it: converting a `Duration` divides
     /// 128-bit attoseconds, for every delivery.
     let dedupSeconds: Double
@@ -70,6 +70,7 @@ final class RouteTarget: Sendable {
         dedupSeconds = route?.dedupWindow?.seconds ?? 0
         rateLimit = route?.rateLimit
         quietHours = route?.quietHours
+        group = route?.group
         hasQuietHours = route?.quietHours != nil
         failover = route?.failover ?? []
         layers = Cascade.layers(route: route?.effects, sink: instance?.declaration)

@@ -54,4 +54,7 @@ struct PolicyContext {
     let maxEntries: Int
     /// `nil` when planning: a dry run coalesces nothing.
     let countUpdates: CountUpdateCoalescer?
+    /// Whether a clock sends what waits for a time (`serve`), or when planning, says
+    /// what `serve` would do: grouping needs it.
+    var keepsTime = false
 }

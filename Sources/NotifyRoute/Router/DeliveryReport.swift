@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 /// What happened to one event: for each sink, delivered, replaced, queued, suppressed
 /// (and why), failed (and the error) or unavailable (and why).
 ///
@@ -147,6 +152,9 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
     case paused(below: Level)
     /// A last-resort sink (``SinkCapabilities/lastResort``) stood by: these sinks took the event.
     case lastResort(tookIt: String)
+    /// Joined the open group `group` of its route (``GroupPolicy``), now `count` events,
+    /// whose notification `notify-route serve` sends or updates at `due`.
+    case grouped(group: String, count: Int, due: Date)
 
     public var description: String {
         switch self {
@@ -161,6 +169,8 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
         case .silenced(let id): "silenced by \(id)"
         case .paused(let level): "paused below \(level.rawValue) (held until resume)"
         case .lastResort(let sinks): "last resort, and \(sinks) took it"
+        case .grouped(let group, let count, let due):
+            "grouped into \"\(group)\" (\(count) \(count == 1 ? "event" : "events")), sent or updated at \(HistoryTime.format(due))"
         }
     }
 
@@ -175,6 +185,7 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
         case .silenced: "silenced"
         case .paused: "paused"
         case .lastResort: "last-resort"
+        case .grouped: "grouped"
         }
     }
 }

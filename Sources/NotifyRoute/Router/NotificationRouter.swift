@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 
 /// The router: normalises events, applies rules, picks routes, and fans events out to
 /// sinks with per-sink dedup, replace and deadlines, answering with a ``DeliveryReport``.
@@ -25,6 +26,8 @@ public final class NotificationRouter: Sendable {
     public let memory: RouterMemory?
     /// The stages of `send`, and the same with the deliver stage of `--dry-run` and `explain`.
     let pipeline: Pipeline<SinkDeliverStage>, planning: Pipeline<PlanStage>
+    /// Set by the process whose clock sends what waits for a time (``keepTime()``).
+    let timeKept = Atomic<Bool>(false)
 
     /// Makes every sink of `configuration` with its plugin from `registry`.
     public convenience init(

@@ -18,6 +18,8 @@ struct PolicyDecision: Sendable {
     var coalesced = false
     /// When the delivery escalates unless acknowledged (``EscalateStage``).
     var escalatesAt: Date?
+    /// Said in the sink's outcome whatever happens (grouping that needs `serve`).
+    var note: String?
 
     /// Whether the sink is asked anything: a show, a replace, or a count update.
     var sendsSomething: Bool { suppressed == nil || intent != .show }

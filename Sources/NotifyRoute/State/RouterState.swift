@@ -90,6 +90,8 @@ public struct RouterState: Codable, Hashable, Sendable {
     public var quiet: [String: HeldRecord] = [:]
     /// Active inhibiting events, keyed by rule and signature.
     public var inhibitors: [String: InhibitorRecord] = [:]
+    /// Open groups of routes' `group` policies (kept by the SQLite store; not in state files).
+    public var groups: [String: GroupRecord] = [:]
 
     /// The order in which ``dedup`` keys were last stamped, so that eviction takes the
     /// oldest without scanning the map. Not part of the state's identity (equality,
@@ -158,7 +160,7 @@ public struct RouterState: Codable, Hashable, Sendable {
     /// Equal when the maps are: the eviction orders are bookkeeping, not state.
     public static func == (lhs: RouterState, rhs: RouterState) -> Bool {
         lhs.dedup == rhs.dedup && lhs.handles == rhs.handles && lhs.rates == rhs.rates && lhs.quiet == rhs.quiet
-            && lhs.inhibitors == rhs.inhibitors
+            && lhs.inhibitors == rhs.inhibitors && lhs.groups == rhs.groups
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -167,6 +169,7 @@ public struct RouterState: Codable, Hashable, Sendable {
         hasher.combine(rates)
         hasher.combine(quiet)
         hasher.combine(inhibitors)
+        hasher.combine(groups)
     }
 
     /// Stores the dedup record of `key` (a new window, or a duplicate's count and

@@ -62,6 +62,15 @@ public protocol RouterStateTransaction: AnyObject {
     func storeInhibitor(_ record: RouterState.InhibitorRecord?, forKey key: String)
     /// A closed notification no longer inhibits anything.
     func removeInhibitors(replaceKey: String)
+
+    /// An open group of a route's `group` policy, by route, sink and `by` values.
+    func group(forKey key: String) -> RouterState.GroupRecord?
+    /// Stores `record` (or removes the key, for `nil`: the group closed).
+    func storeGroup(_ record: RouterState.GroupRecord?, forKey key: String)
+    /// The groups whose notification is due at `date` or before, earliest first.
+    func groups(dueBy date: Date) -> [(key: String, record: RouterState.GroupRecord)]
+    /// When the next group is due (`nil`: none is open).
+    func nextGroupDue() -> Date?
 }
 
 /// State in memory, guarded by a mutex.
@@ -130,5 +139,14 @@ public final class InMemoryStateStore: RouterStateStore {
         func removeInhibitors(replaceKey: String) {
             state.inhibitors = state.inhibitors.filter { $0.value.replaceKey != replaceKey }
         }
+
+        func group(forKey key: String) -> RouterState.GroupRecord? { state.groups[key] }
+        func storeGroup(_ record: RouterState.GroupRecord?, forKey key: String) { state.groups[key] = record }
+
+        func groups(dueBy date: Date) -> [(key: String, record: RouterState.GroupRecord)] {
+            state.groups.filter { $0.value.due <= date }.map { (key: $0.key, record: $0.value) }.sorted { $0.record.due < $1.record.due }
+        }
+
+        func nextGroupDue() -> Date? { state.groups.values.map(\.due).min() }
     }
 }

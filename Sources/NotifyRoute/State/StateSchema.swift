@@ -88,6 +88,15 @@ enum StateSchema {
             PRIMARY KEY(sink, handle, timer)) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS timer_handles_by_timer ON timer_handles(timer);
         """,
+        // Open groups of routes' `group` policies, found by when they are due (the daemon's
+        // clock asks for the earliest). The record is JSON: read and written whole.
+        """
+        CREATE TABLE IF NOT EXISTS groups(
+            key TEXT PRIMARY KEY,
+            due REAL NOT NULL,
+            record TEXT NOT NULL) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS groups_by_due ON groups(due);
+        """,
     ]
 
     static var version: Int { migrations.count }

@@ -36,7 +36,11 @@ struct Serve: AsyncParsableCommand {
         let host: RouterHost
         do {
             host = try RouterHost(
-                load: { try RouterLoader.makeRouter(from: RouterLoader.reread(source), store: store, plugins: BuiltinPlugins.daemonRegistry, memory: memory) },
+                load: {
+                    let router = try RouterLoader.makeRouter(from: RouterLoader.reread(source), store: store, plugins: BuiltinPlugins.daemonRegistry, memory: memory)
+                    router.keepTime()  // the timer below sends what waits for a time (groups)
+                    return router
+                },
                 queueDepth: { ($0 as? JournalSink)?.statistics.queued },
                 state: {
                     switch store {
