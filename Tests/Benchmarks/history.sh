@@ -29,7 +29,7 @@ on=$(instructions "$WORK/state"); off=$(instructions "$WORK/not-a-directory")
 echo "send instructions: history on $on, off $off, recording adds $((on - off))"
 calls() {
   run XDG_STATE_HOME="$1" strace -f -c -o "$WORK/strace" "$WORK/nr" send --config "$WORK/c.yaml" "Disk full" "92% used" 2>/dev/null
-  awk '/total/ {print $3}' "$WORK/strace"
+  awk '/total/ {print $4}' "$WORK/strace"
 }
 echo "send system calls: history on $(calls "$WORK/state"), off $(calls "$WORK/not-a-directory")"
 
