@@ -107,7 +107,77 @@ import Testing
         let input = (1...8).map { "{\"title\":\"event \($0)\"}" }.joined(separator: "\n") + "\n"
         #expect(try setup.run(["ingest", "--config", setup.config.path], input: input).status == 0)
         #expect(try setup.history().map { event($0)["title"] as? String } == (4...8).map { "event \($0)" })
-        #expect(try sqlite(setup, "SELECT n FROM counts WHERE name = 'events'") == "5")
+        #expect(try sqlite(setup, "SELECT count(*) FROM events") == "5")
+    }
+
+    /// Past `max_bytes` the oldest go too, and what is kept stays under the bound event after event.
+    @Test func theHistoryIsBoundedInBytes() throws {
+        let setup = try setup("sinks: { tty: { kind: terminal } }\nfallback: [tty]\nhistory: { max_bytes: 8192 }\n")
+        let input = (1...60).map { "{\"title\":\"event \($0)\",\"body\":\"\(String(repeating: "x", count: 200))\"}" }.joined(separator: "\n") + "\n"
+        #expect(try setup.run(["ingest", "--config", setup.config.path], input: input).status == 0)
+        let bytes = try #require(Int(try sqlite(setup, "SELECT sum(bytes) FROM events")))
+        let kept = try setup.history().map { event($0)["title"] as? String }
+        #expect(bytes <= 8192 && bytes > 4096, "\(bytes) bytes kept")
+        #expect(kept.count > 5 && kept.count < 60)
+        #expect(kept == ((61 - kept.count)...60).map { "event \($0)" }, "the newest, without a gap")
+    }
+
+    /// A history written by the first schema (triggers keeping counts) is migrated on the
+    /// next send: its events are listed as before, and the bounds go on holding.
+    @Test func aHistoryOfTheFirstSchemaIsMigrated() throws {
+        let setup = try setup("sinks: { tty: { kind: terminal } }\nfallback: [tty]\nhistory: { max_events: 3 }\n")
+        try FileManager.default.createDirectory(atPath: setup.root.path + "/state/notify-route", withIntermediateDirectories: true)
+        chmod(setup.root.path + "/state", 0o700)
+        chmod(setup.root.path + "/state/notify-route", 0o700)
+        let record = #"{"event":{"level":"info","title":"old"},"routes":[],"rules":[],"sinks":[{"reason":"duplicate","sink":"tty","status":"suppressed"}],"time":"2026-11-24T07:00:00.000Z"}"#
+        let first = """
+            PRAGMA journal_mode = WAL;
+            CREATE TABLE events(id INTEGER PRIMARY KEY, time REAL NOT NULL, level TEXT NOT NULL, source TEXT, app TEXT,
+                title TEXT NOT NULL, body TEXT, category TEXT, tags TEXT NOT NULL, record TEXT NOT NULL, input TEXT NOT NULL,
+                bytes INTEGER NOT NULL);
+            CREATE INDEX events_by_time ON events(time);
+            CREATE TABLE counts(name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+            INSERT INTO counts VALUES ('events', 0), ('bytes', 0);
+            CREATE TRIGGER events_added AFTER INSERT ON events BEGIN
+                UPDATE counts SET n = n + 1 WHERE name = 'events'; UPDATE counts SET n = n + new.bytes WHERE name = 'bytes'; END;
+            CREATE TRIGGER events_removed AFTER DELETE ON events BEGIN
+                UPDATE counts SET n = n - 1 WHERE name = 'events'; UPDATE counts SET n = n - old.bytes WHERE name = 'bytes'; END;
+            CREATE TABLE silences(id TEXT PRIMARY KEY, matchers TEXT NOT NULL, starts REAL NOT NULL, ends REAL NOT NULL,
+                comment TEXT, created REAL NOT NULL) WITHOUT ROWID;
+            CREATE INDEX silences_by_end ON silences(ends);
+            CREATE TABLE pause(one INTEGER PRIMARY KEY CHECK (one = 1), below TEXT NOT NULL, since REAL NOT NULL, until REAL);
+            CREATE TABLE held(id INTEGER PRIMARY KEY, time REAL NOT NULL, level TEXT NOT NULL, source TEXT, input TEXT NOT NULL);
+            INSERT INTO events(time, level, title, tags, record, input, bytes) VALUES
+                (strftime('%s','now') - 60, 'info', 'old 1', '', '\(record)', '{"title":"old 1"}', 100),
+                (strftime('%s','now') - 50, 'info', 'old 2', '', '\(record)', '{"title":"old 2"}', 100);
+            PRAGMA user_version = 1;
+            """
+        _ = try sqlite(setup, first)
+        #expect(try setup.send(["new 1"]).status == 0)
+        let text = try setup.run(["history"]).standardOutput.split(separator: "\n")
+        #expect(text.count == 3)
+        #expect(text.first?.hasSuffix("info old 1 -> tty suppressed (duplicate)") == true, "\(text)")
+        #expect(text.last?.hasSuffix("info new 1 -> tty delivered") == true, "\(text)")
+        #expect(try setup.send(["new 2"]).status == 0)
+        #expect(try sqlite(setup, "SELECT title FROM events ORDER BY id") == "old 2\nnew 1\nnew 2")
+        #expect(try sqlite(setup, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == "0")
+        #expect(try sqlite(setup, "PRAGMA integrity_check") == "ok")
+    }
+
+    /// A one-shot command leaves the log files in place, emptied: the next does not create
+    /// them again, and everything committed is in the database file itself.
+    @Test func theLogFilesAreKeptEmptyBetweenCommands() throws {
+        let setup = try setup()
+        #expect(try setup.send(["one"]).status == 0)
+        #expect(try setup.send(["two"]).status == 0)
+        let wal = try FileManager.default.attributesOfItem(atPath: setup.historyPath + "-wal")
+        #expect((wal[.size] as? NSNumber)?.intValue == 0)
+        #expect(FileManager.default.fileExists(atPath: setup.historyPath + "-shm"))
+        #expect((wal[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        // Read without the log: the events are in the file.
+        let result = try ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/sqlite3"), ["file:\(setup.historyPath)?immutable=1", "SELECT title FROM events ORDER BY id"])
+        #expect(result.standardOutput == "one\ntwo\n", "\(result.standardError)")
     }
 
     @Test func textIsSanitisedInTheHistory() throws {

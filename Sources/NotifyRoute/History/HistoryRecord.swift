@@ -54,6 +54,20 @@ struct HistoryRecord: Encodable {
         }
     }
 
+    /// Each sink's outcome in words (`desktop delivered, journal suppressed (silenced)`),
+    /// or what dropped the event: what `history` prints after the event.
+    var summary: String { Self.summary(droppedBy: droppedBy, sinks: sinks) }
+
+    static func summary(droppedBy: String?, sinks: [Sink]) -> String {
+        if let droppedBy { return "dropped by \(droppedBy)" }
+        let parts = sinks.map { sink in
+            var part = "\(sink.sink) \(sink.status)"
+            if let reason = sink.detail ?? sink.reason { part += " (\(reason))" }
+            return part
+        }
+        return parts.isEmpty ? "no sink" : parts.joined(separator: ", ")
+    }
+
     func json() -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -48,6 +48,20 @@ enum HistorySchema {
             source TEXT,
             input TEXT NOT NULL);
         """,
+        // 2: no triggers, so that opening the file parses little schema and an insert
+        // compiles no trigger program: each event carries the running total of bytes
+        // recorded up to it (`upto`), so the bytes kept are two lookups by primary key.
+        // `summary` is each sink's outcome in words, so `history` decodes no JSON per row.
+        """
+        DROP TRIGGER IF EXISTS events_added;
+        DROP TRIGGER IF EXISTS events_removed;
+        DROP TABLE IF EXISTS counts;
+        ALTER TABLE events ADD COLUMN upto INTEGER;
+        ALTER TABLE events ADD COLUMN summary TEXT;
+        UPDATE events SET upto = running.total
+            FROM (SELECT id, sum(bytes) OVER (ORDER BY id) AS total FROM events) AS running
+            WHERE events.id = running.id;
+        """,
     ]
 
     static var version: Int { migrations.count }

@@ -96,7 +96,8 @@ public final class RouterMemory: Sendable {
         let held = report.outcomes.contains { if case .suppressed(.paused) = $0.status { true } else { false } }
         guard keep || held else { return }
         let inputJSON = IngestInput.json(input)
-        let recordJSON = keep ? HistoryRecord(report, time: now).json() : ""
+        let record = keep ? HistoryRecord(report, time: now) : nil
+        let recordJSON = record?.json() ?? ""
         let event = report.event
         do {
             try withConnection { connection in
@@ -106,7 +107,7 @@ public final class RouterMemory: Sendable {
                             .real(now.timeIntervalSince1970), .text(event.level.rawValue), Self.text(event.source), .text(event.app),
                             .text(event.title), Self.text(event.body), Self.text(event.category),
                             .text(event.tags.sorted().joined(separator: "\u{1F}")), .text(recordJSON), .text(inputJSON),
-                            .integer(recordJSON.utf8.count + inputJSON.utf8.count)
+                            .integer(recordJSON.utf8.count + inputJSON.utf8.count), .text(record?.summary ?? "")
                         ).run()
                         try connection.evict(settings)
                     }
@@ -273,11 +274,14 @@ public final class RouterMemory: Sendable {
             do {
                 let milliseconds = Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
                 let database = try SQLiteDatabase(path: databasePath, busyTimeout: milliseconds)
+                database.keepLogFiles()
+                // The mode is kept in the file: only a database not yet at this version is switched.
+                let current = try database.integer("PRAGMA user_version") == HistorySchema.version
                 try database.execute("""
-                    PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA journal_size_limit = 4194304;
+                    \(current ? "" : "PRAGMA journal_mode = WAL;") PRAGMA synchronous = OFF; PRAGMA journal_size_limit = 4194304;
                     PRAGMA max_page_count = \(Self.maximumBytes / 4096);
                     """)
-                try Self.migrate(database)
+                if !current { try Self.migrate(database) }
                 return Connection(database)
             } catch where error.isCorruption {
                 guard !setAside else { throw Failure(description: "\(databasePath): still unusable after setting it aside") }
@@ -294,7 +298,6 @@ public final class RouterMemory: Sendable {
     }
 
     private static func migrate(_ database: SQLiteDatabase) throws(SQLiteDatabase.Failure) {
-        guard try database.integer("PRAGMA user_version") != HistorySchema.version else { return }
         try database.execute("BEGIN IMMEDIATE")
         do throws(SQLiteDatabase.Failure) {
             let version = try database.integer("PRAGMA user_version")
@@ -322,27 +325,37 @@ public final class RouterMemory: Sendable {
 
         enum Query: String {
             case insertEvent = """
-                INSERT INTO events(time, level, source, app, title, body, category, tags, record, input, bytes)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO events(time, level, source, app, title, body, category, tags, record, input, bytes, upto, summary)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+                        ?11 + coalesce((SELECT upto FROM events ORDER BY id DESC LIMIT 1), 0), ?12)
                 """
             case insertHeld = "INSERT INTO held(time, level, source, input) VALUES (?, ?, ?, ?)"
             case boundHeld = "DELETE FROM held WHERE id <= (SELECT max(id) FROM held) - ?"
             case allHeld = "SELECT time, level, source, input FROM held ORDER BY id"
-            case counts = "SELECT (SELECT n FROM counts WHERE name = 'events'), (SELECT n FROM counts WHERE name = 'bytes')"
+            // Events are only ever deleted oldest first, so their ids are consecutive.
+            case counts = """
+                SELECT (SELECT max(id) FROM events) - (SELECT min(id) FROM events) + 1,
+                       (SELECT upto FROM events ORDER BY id DESC LIMIT 1) - (SELECT upto - bytes FROM events ORDER BY id LIMIT 1)
+                """
             case evictOldest = "DELETE FROM events WHERE id IN (SELECT id FROM events ORDER BY id LIMIT ?)"
             case insertSilence = "INSERT INTO silences(id, matchers, starts, ends, comment, created) VALUES (?, ?, ?, ?, ?, ?)"
             case allSilences = "SELECT id, matchers, starts, ends, comment, created FROM silences ORDER BY created DESC"
             case deleteOldSilences = "DELETE FROM silences WHERE ends < ?"
             case expireSilence = "UPDATE silences SET ends = ? WHERE id = ?"
-            case readPause = "SELECT below, since, until FROM pause"
+            case readPause = "SELECT below, NULL, since, until FROM pause"
             case setPause = "INSERT OR REPLACE INTO pause(one, below, since, until) VALUES (1, ?, ?, ?)"
             case entriesSince = """
-                SELECT time, level, source, app, title, body, category, tags, record, input FROM events
+                SELECT time, level, source, app, title, body, category, tags, record, input, summary FROM events
                 WHERE time >= ? ORDER BY id DESC
+                """
+            // One statement, so one implicit read transaction: silences and pause as of one commit.
+            case controls = """
+                SELECT 0, id, matchers, starts, ends, comment, created FROM silences
+                UNION ALL SELECT 1, below, NULL, since, until, NULL, NULL FROM pause
+                ORDER BY 1, 7 DESC
                 """
             case dataVersion = "PRAGMA data_version"
             case begin = "BEGIN IMMEDIATE"
-            case beginRead = "BEGIN"
             case commit = "COMMIT"
             case rollback = "ROLLBACK"
         }
@@ -389,41 +402,52 @@ public final class RouterMemory: Sendable {
             let current = version.integer(0)
             version.finish()
             if let cached, current == dataVersion { return cached }
-            try statement(.beginRead).run()
-            do {
-                let controls = Controls(silences: try allSilences(), pause: try readPause())
-                try statement(.commit).run()
-                cached = controls
-                dataVersion = current
-                return controls
-            } catch {
-                try? statement(.rollback).run()
-                throw error
+            let statement = try statement(.controls).bind()
+            var controls = Controls()
+            while try statement.step() {
+                if statement.integer(0) == 1 {
+                    controls.pause = Self.pause(statement, from: 1)
+                } else if let silence = Self.silence(statement, from: 1) {
+                    controls.silences.append(silence)
+                }
             }
+            cached = controls
+            dataVersion = current
+            return controls
         }
 
         func allSilences() throws(SQLiteDatabase.Failure) -> [Silence] {
             let statement = try statement(.allSilences).bind()
             var silences: [Silence] = []
             while try statement.step() {
-                let words = (statement.text(1) ?? "").split(separator: " ").map(String.init)
-                // Stored by this program from a matcher it parsed; one that no longer parses matches nothing.
-                guard let matcher = try? MatcherLine.parse(words), !matcher.isEmpty else { continue }
-                silences.append(Silence(
-                    id: statement.text(0) ?? "?", matcher: matcher, starts: Date(timeIntervalSince1970: statement.real(2)),
-                    ends: Date(timeIntervalSince1970: statement.real(3)), comment: statement.text(4),
-                    created: Date(timeIntervalSince1970: statement.real(5))))
+                if let silence = Self.silence(statement, from: 0) { silences.append(silence) }
             }
             return silences
+        }
+
+        /// The silence in the columns from `first` (`id, matchers, starts, ends, comment, created`).
+        private static func silence(_ statement: SQLiteDatabase.Statement, from first: Int32) -> Silence? {
+            let words = (statement.text(first + 1) ?? "").split(separator: " ").map(String.init)
+            // Stored by this program from a matcher it parsed; one that no longer parses matches nothing.
+            guard let matcher = try? MatcherLine.parse(words), !matcher.isEmpty else { return nil }
+            return Silence(
+                id: statement.text(first) ?? "?", matcher: matcher, starts: Date(timeIntervalSince1970: statement.real(first + 2)),
+                ends: Date(timeIntervalSince1970: statement.real(first + 3)), comment: statement.text(first + 4),
+                created: Date(timeIntervalSince1970: statement.real(first + 5)))
+        }
+
+        /// The pause in the columns from `first` (`below, _, since, until`).
+        private static func pause(_ statement: SQLiteDatabase.Statement, from first: Int32) -> Pause {
+            Pause(below: Level(rawValue: statement.text(first) ?? "") ?? .critical,
+                  since: Date(timeIntervalSince1970: statement.real(first + 2)),
+                  until: statement.isNull(first + 3) ? nil : Date(timeIntervalSince1970: statement.real(first + 3)))
         }
 
         func readPause() throws(SQLiteDatabase.Failure) -> Pause? {
             let statement = try statement(.readPause).bind()
             guard try statement.step() else { return nil }
             defer { statement.finish() }
-            return Pause(below: Level(rawValue: statement.text(0) ?? "") ?? .critical,
-                         since: Date(timeIntervalSince1970: statement.real(1)),
-                         until: statement.isNull(2) ? nil : Date(timeIntervalSince1970: statement.real(2)))
+            return Self.pause(statement, from: 0)
         }
     }
 }
@@ -436,6 +460,8 @@ public struct HistoryEntry: Sendable {
     /// The event as it was given (ingest schema): what `replay` routes again.
     public var input: String
     public var subject: MatchSubject
+    /// The outcome in words as recorded; `nil` for events recorded before it was kept.
+    var summary: String?
 
     init(_ statement: SQLiteDatabase.Statement) {
         time = Date(timeIntervalSince1970: statement.real(0))
@@ -446,6 +472,7 @@ public struct HistoryEntry: Sendable {
             tags: tags.isEmpty ? [] : Set(tags.split(separator: "\u{1F}").map(String.init)))
         record = statement.text(8) ?? "{}"
         input = statement.text(9) ?? "{}"
+        summary = statement.text(10)
     }
 }
 
@@ -453,19 +480,18 @@ extension HistoryEntry {
     /// Each sink's outcome in words (`desktop delivered, journal suppressed: silenced`),
     /// or what dropped the event.
     public var outcomeSummary: String {
+        if let summary, !summary.isEmpty { return summary }
         guard case .object(let fields)? = try? JSONLine.parse(record) else { return "?" }
-        if case .string(let rule)? = fields.first(where: { $0.key == "dropped_by" })?.value { return "dropped by \(rule)" }
-        guard case .array(let sinks)? = fields.first(where: { $0.key == "sinks" })?.value else { return "?" }
-        let parts: [String] = sinks.compactMap { sink in
-            guard case .object(let values) = sink else { return nil }
-            func text(_ key: String) -> String? {
-                if case .string(let value)? = values.first(where: { $0.key == key })?.value { return value }
-                return nil
-            }
-            var part = "\(text("sink") ?? "?") \(text("status") ?? "?")"
-            if let reason = text("detail") ?? text("reason") { part += " (\(reason))" }
-            return part
+        func text(_ key: String, in values: [(key: String, value: JSONLine)]) -> String? {
+            if case .string(let value)? = values.first(where: { $0.key == key })?.value { return value }
+            return nil
         }
-        return parts.isEmpty ? "no sink" : parts.joined(separator: ", ")
+        if let rule = text("dropped_by", in: fields) { return HistoryRecord.summary(droppedBy: rule, sinks: []) }
+        guard case .array(let sinks)? = fields.first(where: { $0.key == "sinks" })?.value else { return "?" }
+        return HistoryRecord.summary(droppedBy: nil, sinks: sinks.compactMap { sink in
+            guard case .object(let values) = sink else { return nil }
+            return HistoryRecord.Sink(sink: text("sink", in: values) ?? "?", status: text("status", in: values) ?? "?",
+                                      reason: text("reason", in: values), detail: text("detail", in: values))
+        })
     }
 }

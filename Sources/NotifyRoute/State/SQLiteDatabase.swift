@@ -37,6 +37,14 @@ final class SQLiteDatabase {
         sqlite3_close_v2(handle)
     }
 
+    /// Keeps `-wal` and `-shm` when the last connection closes (the log emptied by its
+    /// checkpoint), so that a process opening the database for one event does not create
+    /// and unlink both each time. Set on each connection: it is not kept in the file.
+    func keepLogFiles() {
+        var on: Int32 = 1
+        sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &on)
+    }
+
     /// Runs one or more statements that return no rows.
     func execute(_ sql: String) throws(Failure) {
         let status = sqlite3_exec(handle, sql, nil, nil, nil)
