@@ -130,10 +130,43 @@ public actor RouterHost {
         public var pause: PauseStatus?
         /// The active silences.
         public var silences: [SilenceStatus] = []
+        /// Open groups and the escalations and snoozes waiting, earliest first, and how many
+        /// there are in all (the lists stop at ``RouterHost/pendingListed``).
+        public var groups: [GroupStatus] = []
+        public var timers: [TimerStatus] = []
+        public var groupsOpen = 0, timersWaiting = 0
 
         enum CodingKeys: String, CodingKey {
-            case pid, config, reloads, sinks, retries, queues, held, pause, silences
+            case pid, config, reloads, sinks, retries, queues, held, pause, silences, groups, timers
             case loadedAt = "loaded_at", uptimeSeconds = "uptime_seconds", inFlight = "in_flight"
+            case groupsOpen = "groups_open", timersWaiting = "timers_waiting"
+        }
+    }
+
+    public static let pendingListed = 20
+
+    public struct GroupStatus: Codable, Hashable, Sendable {
+        public var route: String
+        public var sink: String
+        public var name: String
+        public var count: Int
+        public var pending: Int
+        public var due: String
+    }
+
+    public struct TimerStatus: Codable, Hashable, Sendable {
+        /// `escalate` or `snooze`.
+        public var kind: String
+        public var route: String
+        public var sinks: [String]
+        public var replaceKey: String?
+        public var title: String
+        public var due: String
+        public var sent: Int
+
+        enum CodingKeys: String, CodingKey {
+            case kind, route, sinks, title, due, sent
+            case replaceKey = "replace_key"
         }
     }
 
@@ -173,7 +206,7 @@ public actor RouterHost {
             (sink.recovered, sink.dropped, sink.retrying) = (count.recovered, count.dropped, count.waiting)
             sinks[name] = sink
         }
-        return Status(
+        var status = Status(
             pid: pid, config: router.configuration.origin, loadedAt: loadedAt.formatted(.iso8601),
             uptimeSeconds: ((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18) * 1000).rounded() / 1000,
             reloads: reloads, inFlight: inFlight, sinks: sinks, retries: retried,
@@ -181,6 +214,17 @@ public actor RouterHost {
                 router.sink(named: declaration.name).map { (declaration.name, Queue(depth: queueDepth($0), pending: $0.hasPendingWork)) }
             }),
             held: heldRecords(), pause: pauseStatus(), silences: silenceStatus())
+        if let work = try? router.pendingWork(limit: Self.pendingListed) {
+            status.groups = work.groups.map {
+                GroupStatus(route: $0.route, sink: $0.sink, name: $0.name, count: $0.count, pending: $0.pending, due: HistoryTime.format($0.due))
+            }
+            status.timers = work.timers.map {
+                TimerStatus(kind: $0.kind, route: $0.route, sinks: $0.sinks, replaceKey: $0.replaceKey, title: $0.title,
+                            due: HistoryTime.format($0.due), sent: $0.sent)
+            }
+            (status.groupsOpen, status.timersWaiting) = (work.groupCount, work.timerCount)
+        }
+        return status
     }
 
     public struct PauseStatus: Codable, Hashable, Sendable {

@@ -95,7 +95,38 @@ struct Status: AsyncParsableCommand {
                     + (silence["comment"]?.string.map { " # \($0)" } ?? ""))
             }
         }
+        lines += Self.pendingLines(status)
         Console.out(lines.joined(separator: "\n"))
+    }
+
+    /// Open groups, then escalations and snoozes, each with when it is next due.
+    private static func pendingLines(_ status: JSONValue) -> [String] {
+        var lines: [String] = []
+        func more(_ listed: Int, _ key: String) {
+            let total = Int(status[key]?.number ?? 0)
+            if total > listed { lines.append("  … and \(total - listed) more") }
+        }
+        if case .array(let groups)? = status["groups"], !groups.isEmpty {
+            lines.append("open groups:")
+            for group in groups {
+                lines.append("  \(group["name"]?.string ?? "?") on \(group["sink"]?.string ?? "?") via \(group["route"]?.string ?? "?"): "
+                    + "\(Int(group["count"]?.number ?? 0)) events, \(Int(group["pending"]?.number ?? 0)) not shown yet, next at \(group["due"]?.string ?? "?")")
+            }
+            more(groups.count, "groups_open")
+        }
+        if case .array(let timers)? = status["timers"], !timers.isEmpty {
+            lines.append("escalations and snoozes:")
+            for timer in timers {
+                let sinks: String = if case .array(let names)? = timer["sinks"] { names.compactMap(\.string).joined(separator: ", ") } else { "?" }
+                let key = timer["replace_key"]?.string.map { " (replace key \($0))" } ?? ""
+                let what = timer["kind"]?.string == "escalate"
+                    ? "escalates to \(sinks) at \(timer["due"]?.string ?? "?")" + (Int(timer["sent"]?.number ?? 0) > 0 ? ", escalated \(Int(timer["sent"]?.number ?? 0)) times" : "")
+                    : "shown again on \(sinks) at \(timer["due"]?.string ?? "?")"
+                lines.append("  \(timer["title"]?.string ?? "?")\(key) via \(timer["route"]?.string ?? "?"): \(what)")
+            }
+            more(timers.count, "timers_waiting")
+        }
+        return lines
     }
 }
 
