@@ -41,6 +41,13 @@ extension NotificationRouter {
                         continue
                     }
                     var next = record
+                    if let quiet = groupTarget(record).quietHours, quiet.activeWindow(at: now) != nil, record.highest < quiet.breakthrough {
+                        // Held like any event of the route: looked at again when the next
+                        // minute starts, as quiet windows move by whole minutes.
+                        next.due = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 60).rounded(.down) * 60 + 60)
+                        state.storeGroup(next, forKey: key)
+                        continue
+                    }
                     next.pending = 0
                     next.due = now.addingTimeInterval(record.interval)
                     state.storeGroup(next, forKey: key)
