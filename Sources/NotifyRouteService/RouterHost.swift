@@ -135,9 +135,11 @@ public actor RouterHost {
         public var groups: [GroupStatus] = []
         public var timers: [TimerStatus] = []
         public var groupsOpen = 0, timersWaiting = 0
+        /// Inhibit rules whose source event is active now, and what they hold back.
+        public var inhibitions: [InhibitionStatus] = []
 
         enum CodingKeys: String, CodingKey {
-            case pid, config, reloads, sinks, retries, queues, held, pause, silences, groups, timers
+            case pid, config, reloads, sinks, retries, queues, held, pause, silences, groups, timers, inhibitions
             case loadedAt = "loaded_at", uptimeSeconds = "uptime_seconds", inFlight = "in_flight"
             case groupsOpen = "groups_open", timersWaiting = "timers_waiting"
         }
@@ -152,6 +154,23 @@ public actor RouterHost {
         public var count: Int
         public var pending: Int
         public var due: String
+    }
+
+    public struct InhibitionStatus: Codable, Hashable, Sendable {
+        /// The rule's number in the config, from 1.
+        public var rule: Int
+        /// The events it holds back, as a matcher line (`level<=warning`).
+        public var inhibits: String
+        /// The `equal` values the held events must share with the source event.
+        public var equal: [String: String]
+        public var until: String
+        /// The source event's replace key, when it has one (`close` ends the inhibition).
+        public var replaceKey: String?
+
+        enum CodingKeys: String, CodingKey {
+            case rule, inhibits, equal, until
+            case replaceKey = "replace_key"
+        }
     }
 
     public struct TimerStatus: Codable, Hashable, Sendable {
@@ -196,6 +215,18 @@ public actor RouterHost {
         }.sorted { ($0.route, $0.sink, $0.kind) < ($1.route, $1.sink, $1.kind) }
     }
 
+    private func inhibitionRecords() -> [InhibitionStatus] {
+        guard let state = stateProbe() else { return [] }
+        let rules = router.configuration.inhibitRules, now = Date()
+        return state.inhibitors.values.filter { $0.expires > now && rules.indices.contains($0.rule) }.map { record in
+            let rule = rules[record.rule]
+            let values = record.signature.split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init)
+            return InhibitionStatus(rule: record.rule + 1, inhibits: MatcherLine.format(rule.target),
+                                    equal: Dictionary(zip(rule.equal, values), uniquingKeysWith: { first, _ in first }),
+                                    until: HistoryTime.format(record.expires), replaceKey: record.replaceKey)
+        }.sorted { ($0.rule, $0.until) < ($1.rule, $1.until) }
+    }
+
     public func status(pid: Int32) async -> Status {
         let uptime = ContinuousClock.now - startedAt
         var sinks = counts
@@ -214,6 +245,7 @@ public actor RouterHost {
                 router.sink(named: declaration.name).map { (declaration.name, Queue(depth: queueDepth($0), pending: $0.hasPendingWork)) }
             }),
             held: heldRecords(), pause: pauseStatus(), silences: silenceStatus())
+        status.inhibitions = inhibitionRecords()
         if let work = try? router.pendingWork(limit: Self.pendingListed) {
             status.groups = work.groups.map {
                 GroupStatus(route: $0.route, sink: $0.sink, name: $0.name, count: $0.count, pending: $0.pending, due: HistoryTime.format($0.due))

@@ -3,7 +3,8 @@ import NotifyRouteTestSupport
 import Testing
 
 /// `notify-route status` lists what waits for the daemon's clock: open groups, escalations
-/// and snoozes, with when each is next due; and a closed escalation leaves the list.
+/// and snoozes, with when each is next due, and the inhibitions in effect; and what is
+/// acknowledged or closed leaves the list.
 @Suite(
     "status of groups and escalations", .serialized,
     .enabled(if: DBusMockDaemon.shouldRun, "needs dbus-daemon, gdbus and python3-dbusmock (bash .ci/setup)"))
@@ -66,5 +67,45 @@ struct PendingStatusTests {
         #expect(ack.status == 0, "\(ack.standardError)")
         let after = try ProcessRunner.notifyRoute(["status"], environment: daemon.environment).standardOutput
         #expect(!after.contains("escalations and snoozes:") && after.contains("open groups:"), "\(after)")
+    }
+
+    @Test func statusListsActiveInhibitionsUntilTheSourceIsClosed() throws {
+        let bus = try DBusMockDaemon.start()
+        defer { bus.shutdown() }
+        let daemon = try DaemonProcess.start(config: try DaemonClockTests.config("""
+            sinks: { desktop: { kind: desktop, deadline: 2s } }
+            routes: [ { to: [desktop] } ]
+            inhibit:
+              - source: { level: critical, source: "db*" }
+                target: { level: "<=warning" }
+                equal: [source]
+                for: 30m
+            """), environment: bus.environment)
+        defer { daemon.stop() }
+        let before = try ProcessRunner.notifyRoute(["status"], environment: daemon.environment).standardOutput
+        #expect(!before.contains("inhibitions:"), "\(before)")
+
+        let sentAt = Date()
+        let source = try DaemonClockTests.send(["-s", "db1", "-l", "critical", "-r", "db1-down", "Database down"], daemon, bus: bus)
+        #expect(source.status == 0, "\(source.standardError)")
+        let held = try DaemonClockTests.send(["-s", "db1", "-l", "warning", "Slow queries"], daemon, bus: bus)
+        #expect(held.standardOutput.contains("\"reason\":\"inhibited\""), "\(held.standardOutput)")
+
+        let text = try ProcessRunner.notifyRoute(["status"], environment: daemon.environment).standardOutput
+        let lines = text.split(separator: "\n").map(String.init)
+        let heading = try #require(lines.firstIndex(of: "inhibitions:"), "\(text)")
+        let line = lines[heading + 1]
+        #expect(line.hasPrefix("  rule 1 holds back level<=warning with source=db1 until "), "\(line)")
+        #expect(line.hasSuffix(" (or close -r db1-down)"), "\(line)")
+        let json = try ProcessRunner.notifyRoute(["status", "--json"], environment: daemon.environment)
+        let status = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        let inhibition = try #require((status["inhibitions"] as? [[String: Any]])?.first, "\(json.standardOutput)")
+        let until = try #require(Self.date(inhibition["until"]))
+        #expect(abs(until.timeIntervalSince(sentAt) - 1800) < 5, "30 minutes from the source event: \(inhibition)")
+
+        let close = try ProcessRunner.notifyRoute(["close", "-r", "db1-down"], environment: daemon.environment.merging(bus.environment) { $1 })
+        #expect(close.status == 0, "\(close.standardError)")
+        let after = try ProcessRunner.notifyRoute(["status"], environment: daemon.environment).standardOutput
+        #expect(!after.contains("inhibitions:"), "closed: \(after)")
     }
 }

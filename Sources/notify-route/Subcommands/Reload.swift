@@ -95,6 +95,17 @@ struct Status: AsyncParsableCommand {
                     + (silence["comment"]?.string.map { " # \($0)" } ?? ""))
             }
         }
+        if case .array(let inhibitions)? = status["inhibitions"], !inhibitions.isEmpty {
+            lines.append("inhibitions:")
+            for inhibition in inhibitions {
+                var equal = ""
+                if case .object(let values)? = inhibition["equal"], !values.isEmpty {
+                    equal = " with " + values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.string ?? "")" }.joined(separator: " ")
+                }
+                lines.append("  rule \(Int(inhibition["rule"]?.number ?? 0)) holds back \(inhibition["inhibits"]?.string ?? "?")\(equal)"
+                    + " until \(inhibition["until"]?.string ?? "?")" + (inhibition["replace_key"]?.string.map { " (or close -r \($0))" } ?? ""))
+            }
+        }
         lines += Self.pendingLines(status)
         Console.out(lines.joined(separator: "\n"))
     }
