@@ -24,6 +24,8 @@ public actor RouterHost {
     public let retries: RetryQueue
     /// Wakes the ``HeldSummaryTimer`` when something new is held, and on reload.
     public nonisolated let summaryWakeup = HeldSummaryTimer.Wakeup()
+    /// When a paused event last woke the timer (``tally(_:)``).
+    private var lastPausePoke = ContinuousClock.now - .seconds(2)
 
     /// Per sink, what happened to the events the daemon routed.
     public struct SinkCounts: Codable, Hashable, Sendable {
@@ -93,6 +95,13 @@ public actor RouterHost {
             if case .suppressed(let reason) = outcome.status {
                 switch reason {
                 case .rateLimited(_, _, held: 1), .quietHours(_, held: 1), .grouped(_, count: 1, _): summaryWakeup.poke()
+                case .paused:
+                    // The timer learns the pause's end from the state; once a second is enough.
+                    let now = ContinuousClock.now
+                    if now - lastPausePoke > .seconds(1) {
+                        lastPausePoke = now
+                        summaryWakeup.poke()
+                    }
                 default: break
                 }
             }

@@ -10,11 +10,13 @@ import Synchronization
 /// that the daemon's timer runs in turn, each saying when it is next due. A new timed policy
 /// adds its `deliverDue…()` here.
 extension NotificationRouter {
-    /// Everything due now: held summaries, then groups; the earliest next due time of all.
+    /// Everything due now: held summaries, groups, then what a pause that has ended held;
+    /// the earliest next due time of all.
     public func deliverDue() async -> DueSummaries {
         keepTime()
         var result = await deliverDueSummaries()
         result.merge(await deliverDueGroups())
+        result.merge(await deliverDuePause())
         return result
     }
 
