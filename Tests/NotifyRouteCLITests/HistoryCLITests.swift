@@ -254,6 +254,34 @@ import Testing
         #expect(event(try setup.history(["--limit", "1"])[0])["title"] as? String == "after")
     }
 
+    /// Without a daemon, `status` still shows what the shared state holds, and exits 69.
+    @Test func statusWithoutADaemonShowsTheSharedState() throws {
+        let setup = try setup("""
+            sinks: { tty: { kind: terminal } }
+            routes: [ { to: [tty], rate: { max: 1, per: 1h } } ]
+            inhibit: [ { source: { level: critical }, target: { level: "<=warning" }, equal: [source] } ]
+            """)
+        #expect(try setup.run(["silence", "add", "--for", "1h", "source=noisy"]).status == 0)
+        #expect(try setup.send(["-l", "critical", "-s", "db", "-r", "db-down", "Database down"]).status == 0)
+        for title in ["first", "second", "third"] { _ = try setup.send(["-l", "error", "-s", "app", title]) }
+
+        let text = try setup.run(["status", "--config", setup.config.path])
+        #expect(text.status == 69)
+        #expect(text.standardError.contains("no daemon"), "\(text.standardError)")
+        let lines = text.standardOutput.split(separator: "\n").map(String.init)
+        #expect(!lines.contains { $0.hasPrefix("daemon pid") }, "\(lines)")
+        // The critical event took the period's one delivery; the three after it are held.
+        #expect(lines.contains { $0.hasPrefix("  tty via route 1: 3 by rate") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("  rule 1 holds back level<=warning with source=db until ") }, "\(lines)")
+        #expect(lines.contains { $0.contains(": source=noisy") }, "\(lines)")
+
+        let json = try setup.run(["status", "--json", "--config", setup.config.path])
+        #expect(json.status == 69)
+        let status = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        #expect(status["pid"] as? Int == 0)
+        #expect((status["held"] as? [[String: Any]])?.first?["held"] as? Int == 3, "\(json.standardOutput)")
+    }
+
     // MARK: Silences
 
     @Test func aSilenceFromOneProcessHoldsEventsOfAnotherUntilItExpires() throws {

@@ -61,6 +61,16 @@ extension NotificationRouter {
         return work
     }
 
+    /// The state as the store holds it now (dedup windows, held events, inhibitions), for
+    /// `status`; `nil` for a store that cannot list it.
+    public func stateSnapshot() -> RouterState? {
+        switch store {
+        case let sqlite as SQLiteStateStore: try? sqlite.snapshot()
+        case let memory as InMemoryStateStore: memory.snapshot
+        default: nil
+        }
+    }
+
     /// Whether this store keeps escalations and snoozes at all.
     private var hasTimers: Bool { store is InMemoryStateStore || store is SQLiteStateStore }
 }

@@ -1,4 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import NotifyRoute
 import NotifyRouteService
 
@@ -28,21 +33,51 @@ struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show the running daemon: its config, uptime, what each sink did, its queues and what is held.",
-        discussion: "Exit codes: 0 a daemon answered, 69 no daemon answers on the socket.")
+        discussion: """
+            Without a daemon, it shows what the shared state and history hold (the pause, silences, inhibitions, \
+            held events, open groups, escalations) for the config of --config or the usual places, and still exits 69. \
+            Exit codes: 0 a daemon answered, 69 no daemon answers on the socket, 78 config error (without a daemon).
+            """)
 
     @OptionGroup var daemon: DaemonOptions
+
+    @OptionGroup var global: GlobalOptions
 
     @Flag(name: .long, help: "Print the status as JSON on stdout.")
     var json = false
 
     func run() async throws {
-        let answer = try daemon.ask(.status)
-        guard let status = answer.status else {
-            Console.error("status: \(answer.error ?? "the daemon sent no status")")
-            throw ExitStatus.noSinkAvailable
+        let status: JSONValue
+        do {
+            let answer = try daemon.ask(.status)
+            guard let answered = answer.status else {
+                Console.error("status: \(answer.error ?? "the daemon sent no status")")
+                throw ExitStatus.noSinkAvailable
+            }
+            status = answered
+        } catch let code as ExitCode where code == ExitStatus.noSinkAvailable {
+            // Said on stderr already; what the state shows is still worth seeing.
+            show(try await Self.localStatus(global))
+            throw code
         }
+        show(status)
+    }
+
+    /// What a daemon would show of the shared state, read by this process.
+    private static func localStatus(_ global: GlobalOptions) async throws -> JSONValue {
+        let (router, _) = try RouterLoader.load(global, sharedState: true)
+        let host = try RouterHost(load: { router }, state: { router.stateSnapshot() })
+        let status = await host.status(pid: 0)
+        return (try? JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(status)))) ?? .null
+    }
+
+    private func show(_ status: JSONValue) {
         if json {
             Console.out(String(decoding: DaemonProtocol.encodeLine(status), as: UTF8.self))
+            return
+        }
+        guard status["pid"]?.number != 0 else {  // read here: no daemon, so no counts
+            Console.out((Self.stateLines(status) + Self.pendingLines(status)).joined(separator: "\n"))
             return
         }
         var lines: [String] = []
@@ -69,6 +104,13 @@ struct Status: AsyncParsableCommand {
                 lines.append(line)
             }
         }
+        lines += Self.stateLines(status) + Self.pendingLines(status)
+        Console.out(lines.joined(separator: "\n"))
+    }
+
+    /// What is held, the pause, silences and inhibitions.
+    private static func stateLines(_ status: JSONValue) -> [String] {
+        var lines: [String] = []
         if case .array(let held)? = status["held"] {
             lines.append(held.isEmpty ? "nothing held" : "held for a summary:")
             for entry in held {
@@ -106,8 +148,7 @@ struct Status: AsyncParsableCommand {
                     + " until \(inhibition["until"]?.string ?? "?")" + (inhibition["replace_key"]?.string.map { " (or close -r \($0))" } ?? ""))
             }
         }
-        lines += Self.pendingLines(status)
-        Console.out(lines.joined(separator: "\n"))
+        return lines
     }
 
     /// Open groups, then escalations and snoozes, each with when it is next due.
