@@ -24,6 +24,8 @@ public actor RouterHost {
     public let retries: RetryQueue
     /// Wakes the ``HeldSummaryTimer`` when something new is held, and on reload.
     public nonisolated let summaryWakeup = HeldSummaryTimer.Wakeup()
+    /// When a paused event last woke the timer (``tally(_:)``).
+    private var lastPausePoke = ContinuousClock.now - .seconds(2)
 
     /// Per sink, what happened to the events the daemon routed.
     public struct SinkCounts: Codable, Hashable, Sendable {
@@ -93,6 +95,13 @@ public actor RouterHost {
             if case .suppressed(let reason) = outcome.status {
                 switch reason {
                 case .rateLimited(_, _, held: 1), .quietHours(_, held: 1), .grouped(_, count: 1, _): summaryWakeup.poke()
+                case .paused:
+                    // The timer learns the pause's end from the state; once a second is enough.
+                    let now = ContinuousClock.now
+                    if now - lastPausePoke > .seconds(1) {
+                        lastPausePoke = now
+                        summaryWakeup.poke()
+                    }
                 default: break
                 }
             }
@@ -130,10 +139,62 @@ public actor RouterHost {
         public var pause: PauseStatus?
         /// The active silences.
         public var silences: [SilenceStatus] = []
+        /// Open groups and the escalations and snoozes waiting, earliest first, and how many
+        /// there are in all (the lists stop at ``RouterHost/pendingListed``).
+        public var groups: [GroupStatus] = []
+        public var timers: [TimerStatus] = []
+        public var groupsOpen = 0, timersWaiting = 0
+        /// Inhibit rules whose source event is active now, and what they hold back.
+        public var inhibitions: [InhibitionStatus] = []
 
         enum CodingKeys: String, CodingKey {
-            case pid, config, reloads, sinks, retries, queues, held, pause, silences
+            case pid, config, reloads, sinks, retries, queues, held, pause, silences, groups, timers, inhibitions
             case loadedAt = "loaded_at", uptimeSeconds = "uptime_seconds", inFlight = "in_flight"
+            case groupsOpen = "groups_open", timersWaiting = "timers_waiting"
+        }
+    }
+
+    public static let pendingListed = 20
+
+    public struct GroupStatus: Codable, Hashable, Sendable {
+        public var route: String
+        public var sink: String
+        public var name: String
+        public var count: Int
+        public var pending: Int
+        public var due: String
+    }
+
+    public struct InhibitionStatus: Codable, Hashable, Sendable {
+        /// The rule's number in the config, from 1.
+        public var rule: Int
+        /// The events it holds back, as a matcher line (`level<=warning`).
+        public var inhibits: String
+        /// The `equal` values the held events must share with the source event.
+        public var equal: [String: String]
+        public var until: String
+        /// The source event's replace key, when it has one (`close` ends the inhibition).
+        public var replaceKey: String?
+
+        enum CodingKeys: String, CodingKey {
+            case rule, inhibits, equal, until
+            case replaceKey = "replace_key"
+        }
+    }
+
+    public struct TimerStatus: Codable, Hashable, Sendable {
+        /// `escalate` or `snooze`.
+        public var kind: String
+        public var route: String
+        public var sinks: [String]
+        public var replaceKey: String?
+        public var title: String
+        public var due: String
+        public var sent: Int
+
+        enum CodingKeys: String, CodingKey {
+            case kind, route, sinks, title, due, sent
+            case replaceKey = "replace_key"
         }
     }
 
@@ -163,6 +224,18 @@ public actor RouterHost {
         }.sorted { ($0.route, $0.sink, $0.kind) < ($1.route, $1.sink, $1.kind) }
     }
 
+    private func inhibitionRecords() -> [InhibitionStatus] {
+        guard let state = stateProbe() else { return [] }
+        let rules = router.configuration.inhibitRules, now = Date()
+        return state.inhibitors.values.filter { $0.expires > now && rules.indices.contains($0.rule) }.map { record in
+            let rule = rules[record.rule]
+            let values = record.signature.split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init)
+            return InhibitionStatus(rule: record.rule + 1, inhibits: MatcherLine.format(rule.target),
+                                    equal: Dictionary(zip(rule.equal, values), uniquingKeysWith: { first, _ in first }),
+                                    until: HistoryTime.format(record.expires), replaceKey: record.replaceKey)
+        }.sorted { ($0.rule, $0.until) < ($1.rule, $1.until) }
+    }
+
     public func status(pid: Int32) async -> Status {
         let uptime = ContinuousClock.now - startedAt
         var sinks = counts
@@ -173,7 +246,7 @@ public actor RouterHost {
             (sink.recovered, sink.dropped, sink.retrying) = (count.recovered, count.dropped, count.waiting)
             sinks[name] = sink
         }
-        return Status(
+        var status = Status(
             pid: pid, config: router.configuration.origin, loadedAt: loadedAt.formatted(.iso8601),
             uptimeSeconds: ((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18) * 1000).rounded() / 1000,
             reloads: reloads, inFlight: inFlight, sinks: sinks, retries: retried,
@@ -181,6 +254,18 @@ public actor RouterHost {
                 router.sink(named: declaration.name).map { (declaration.name, Queue(depth: queueDepth($0), pending: $0.hasPendingWork)) }
             }),
             held: heldRecords(), pause: pauseStatus(), silences: silenceStatus())
+        status.inhibitions = inhibitionRecords()
+        if let work = try? router.pendingWork(limit: Self.pendingListed) {
+            status.groups = work.groups.map {
+                GroupStatus(route: $0.route, sink: $0.sink, name: $0.name, count: $0.count, pending: $0.pending, due: HistoryTime.format($0.due))
+            }
+            status.timers = work.timers.map {
+                TimerStatus(kind: $0.kind, route: $0.route, sinks: $0.sinks, replaceKey: $0.replaceKey, title: $0.title,
+                            due: HistoryTime.format($0.due), sent: $0.sent)
+            }
+            (status.groupsOpen, status.timersWaiting) = (work.groupCount, work.timerCount)
+        }
+        return status
     }
 
     public struct PauseStatus: Codable, Hashable, Sendable {

@@ -122,6 +122,37 @@ struct GroupingTests {
         #expect(late <= 1.5, "sent \(late) s after its wait ended")
     }
 
+    /// Quiet hours that began while a group was open hold its notification like any event
+    /// of the route, until a minute in which they are over.
+    @Test func quietHoursHoldAGroupThatOpenedBeforeThem() throws {
+        let bus = try DBusMockDaemon.start()
+        defer { bus.shutdown() }
+        let open = "sinks: { desktop: { kind: desktop, deadline: 2s } }\nroutes: [ { to: [desktop], group: { by: [source], wait: 2s, interval: 2s } } ]\n"
+        let config = try Self.config(open)
+        let daemon = try DaemonProcess.start(config: config, environment: bus.environment)
+        defer { daemon.stop() }
+        let sent = try ProcessRunner.notifyRoute(["ingest", "--json"], environment: daemon.environment.merging(bus.environment) { $1 },
+                                                 input: Self.lines(3, source: "backup"))
+        #expect(sent.standardOutput.contains("\"reason\":\"grouped\""), "\(sent.standardOutput)")
+        // Quiet from five minutes ago to five minutes on, for errors too.
+        let format = DateFormatter()
+        format.dateFormat = "HH:mm"
+        format.timeZone = TimeZone(identifier: "UTC")
+        let window = format.string(from: Date(timeIntervalSinceNow: -300)) + "-" + format.string(from: Date(timeIntervalSinceNow: 300))
+        try open.replacingOccurrences(of: "interval: 2s }", with: "interval: 2s }, quiet: { hours: [\"\(window)\"], timezone: UTC, breakthrough: critical }")
+            .write(to: config, atomically: true, encoding: .utf8)
+        let reload = try ProcessRunner.notifyRoute(["reload"], environment: daemon.environment)
+        #expect(reload.status == 0, "\(reload.standardError)")
+
+        usleep(3_500_000)
+        let calls = try bus.notifyCalls()
+        #expect(calls.isEmpty, "sent in quiet hours: \(calls.map(\.summary))")
+        let status = try ProcessRunner.notifyRoute(["status"], environment: daemon.environment).standardOutput
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("  backup on desktop via route 1: 3 events, 3 not shown yet, next at ") },
+                                "\(status)")
+        #expect(line.hasSuffix(":00.000Z"), "looked at again when a minute starts: \(line)")
+    }
+
     /// A thousand groups open at once all go out within a second of their due time.
     @Test func aThousandOpenGroupsAreSentWithinASecondOfTheirDueTime() throws {
         let bus = try DBusMockDaemon.start()

@@ -219,9 +219,11 @@ import Testing
         let inputFile = setup.root.appendingPathComponent("in.jsonl")
         try input.write(to: inputFile, atomically: true, encoding: .utf8)
         let reports = setup.root.appendingPathComponent("reports.jsonl")
+        // The terminal sink's lines: what was delivered before the kill.
+        let shown = setup.root.appendingPathComponent("shown.txt")
         // ingest prints each event's report after recording it (its output may lag behind); killed mid-stream.
         let script = """
-            "$0" ingest --config "$1" --json < "$2" > "$3" 2>/dev/null &
+            "$0" ingest --config "$1" --json < "$2" > "$3" 2> "$4" &
             pid=$!
             sleep 1.5
             kill -KILL $pid
@@ -230,7 +232,7 @@ import Testing
             """
         let result = try ProcessRunner.run(
             URL(fileURLWithPath: "/bin/sh"),
-            ["-c", script, TestEnvironment.notifyRouteBinary.path, setup.config.path, inputFile.path, reports.path],
+            ["-c", script, TestEnvironment.notifyRouteBinary.path, setup.config.path, inputFile.path, reports.path, shown.path],
             environment: setup.environment, timeLimit: .seconds(120))
         #expect(!result.timedOut)
         let printed = try String(contentsOf: reports, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
@@ -244,9 +246,40 @@ import Testing
         // without a gap: only the record being written when the kill came may be missing.
         #expect(entries.count >= complete)
         #expect(entries.map { event($0)["title"] as? String } == (1...entries.count).map { "burst \($0)" })
+        // Of the events a sink delivered, at most the one being recorded at the kill is missing.
+        let delivered = try String(contentsOf: shown, encoding: .utf8).split(separator: "\n").filter { $0.contains("burst ") }.count
+        #expect(delivered > 0 && entries.count >= delivered - 1, "\(delivered) delivered, \(entries.count) recorded")
         // And the history goes on.
         #expect(try setup.send(["after"]).status == 0)
         #expect(event(try setup.history(["--limit", "1"])[0])["title"] as? String == "after")
+    }
+
+    /// Without a daemon, `status` still shows what the shared state holds, and exits 69.
+    @Test func statusWithoutADaemonShowsTheSharedState() throws {
+        let setup = try setup("""
+            sinks: { tty: { kind: terminal } }
+            routes: [ { to: [tty], rate: { max: 1, per: 1h } } ]
+            inhibit: [ { source: { level: critical }, target: { level: "<=warning" }, equal: [source] } ]
+            """)
+        #expect(try setup.run(["silence", "add", "--for", "1h", "source=noisy"]).status == 0)
+        #expect(try setup.send(["-l", "critical", "-s", "db", "-r", "db-down", "Database down"]).status == 0)
+        for title in ["first", "second", "third"] { _ = try setup.send(["-l", "error", "-s", "app", title]) }
+
+        let text = try setup.run(["status", "--config", setup.config.path])
+        #expect(text.status == 69)
+        #expect(text.standardError.contains("no daemon"), "\(text.standardError)")
+        let lines = text.standardOutput.split(separator: "\n").map(String.init)
+        #expect(!lines.contains { $0.hasPrefix("daemon pid") }, "\(lines)")
+        // The critical event took the period's one delivery; the three after it are held.
+        #expect(lines.contains { $0.hasPrefix("  tty via route 1: 3 by rate") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("  rule 1 holds back level<=warning with source=db until ") }, "\(lines)")
+        #expect(lines.contains { $0.contains(": source=noisy") }, "\(lines)")
+
+        let json = try setup.run(["status", "--json", "--config", setup.config.path])
+        #expect(json.status == 69)
+        let status = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        #expect(status["pid"] as? Int == 0)
+        #expect((status["held"] as? [[String: Any]])?.first?["held"] as? Int == 3, "\(json.standardOutput)")
     }
 
     // MARK: Silences

@@ -94,4 +94,27 @@ struct HistoryDaemonTests {
             #expect(summary["PRIORITY"] == "4")  // the highest level held: warning
         }
     }
+
+    /// `pause --for`: the daemon delivers what the pause held when it ends, without
+    /// waiting for another event.
+    @Test func aPauseThatEndsIsReleasedByTheDaemonOnTime() async throws {
+        try await PrivateJournal.withAccess {
+            let (config, identifier) = try Self.config()
+            let daemon = try DaemonProcess.start(config: config)
+            defer { daemon.stop() }
+            let paused = try await Self.run(["pause", "--for", "3s"], daemon)
+            #expect(paused.status == 0, "\(paused.standardError)")
+            let ends = Date().addingTimeInterval(3)
+            for index in 1...2 {
+                let sent = try await Self.run(["send", "--json", "-s", "backup", "-l", "warning", "held \(index)"], daemon)
+                #expect((try Self.report(sent)["sinks"] as? [[String: Any]])?.first?["reason"] as? String == "paused", "\(sent.standardOutput)")
+            }
+            let entries = try await PrivateJournal.entries(matching: ["SYSLOG_IDENTIFIER=\(identifier)"], count: 2, timeout: .seconds(8))
+            let seen = Date()
+            #expect(entries.compactMap { $0["MESSAGE"] } == ["held 1", "held 2"], "one by one, being few: \(entries) \(daemon.log)")
+            #expect(entries.allSatisfy { $0["_PID"] == String(daemon.pid) })
+            let late = seen.timeIntervalSince(ends)
+            #expect(late > -0.1 && late < 1.5, "released \(late) s after the pause's end")
+        }
+    }
 }

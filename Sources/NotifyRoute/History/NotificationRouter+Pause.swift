@@ -22,6 +22,19 @@ extension NotificationRouter {
         _ = await deliver(held)
     }
 
+    /// The clock's side of a pause with an end (`pause --for`): what it held is delivered
+    /// when it ends, not with the next event; until then, its end is the next due time.
+    public func deliverDuePause() async -> DueSummaries {
+        var result = DueSummaries(reports: [], nextDue: nil)
+        guard let memory, let pause = memory.controls().pause else { return result }
+        if pause.isActive(at: clock.now()) {
+            result.nextDue = pause.until
+        } else if let held = try? memory.release(force: false, now: clock.now()), !held.isEmpty {
+            result.reports = await deliver(held).reports
+        }
+        return result
+    }
+
     private func deliver(_ held: [HeldEvent]) async -> PauseRelease {
         var release = PauseRelease(held: held.count)
         guard !held.isEmpty else { return release }

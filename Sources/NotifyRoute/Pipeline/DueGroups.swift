@@ -10,11 +10,13 @@ import Synchronization
 /// that the daemon's timer runs in turn, each saying when it is next due. A new timed policy
 /// adds its `deliverDue…()` here.
 extension NotificationRouter {
-    /// Everything due now: held summaries, then groups; the earliest next due time of all.
+    /// Everything due now: held summaries, groups, then what a pause that has ended held;
+    /// the earliest next due time of all.
     public func deliverDue() async -> DueSummaries {
         keepTime()
         var result = await deliverDueSummaries()
         result.merge(await deliverDueGroups())
+        result.merge(await deliverDuePause())
         return result
     }
 
@@ -41,6 +43,13 @@ extension NotificationRouter {
                         continue
                     }
                     var next = record
+                    if let quiet = groupTarget(record).quietHours, quiet.activeWindow(at: now) != nil, record.highest < quiet.breakthrough {
+                        // Held like any event of the route: looked at again when the next
+                        // minute starts, as quiet windows move by whole minutes.
+                        next.due = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 60).rounded(.down) * 60 + 60)
+                        state.storeGroup(next, forKey: key)
+                        continue
+                    }
                     next.pending = 0
                     next.due = now.addingTimeInterval(record.interval)
                     state.storeGroup(next, forKey: key)

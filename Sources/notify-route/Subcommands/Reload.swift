@@ -1,4 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import NotifyRoute
 import NotifyRouteService
 
@@ -28,21 +33,51 @@ struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show the running daemon: its config, uptime, what each sink did, its queues and what is held.",
-        discussion: "Exit codes: 0 a daemon answered, 69 no daemon answers on the socket.")
+        discussion: """
+            Without a daemon, it shows what the shared state and history hold (the pause, silences, inhibitions, \
+            held events, open groups, escalations) for the config of --config or the usual places, and still exits 69. \
+            Exit codes: 0 a daemon answered, 69 no daemon answers on the socket, 78 config error (without a daemon).
+            """)
 
     @OptionGroup var daemon: DaemonOptions
+
+    @OptionGroup var global: GlobalOptions
 
     @Flag(name: .long, help: "Print the status as JSON on stdout.")
     var json = false
 
     func run() async throws {
-        let answer = try daemon.ask(.status)
-        guard let status = answer.status else {
-            Console.error("status: \(answer.error ?? "the daemon sent no status")")
-            throw ExitStatus.noSinkAvailable
+        let status: JSONValue
+        do {
+            let answer = try daemon.ask(.status)
+            guard let answered = answer.status else {
+                Console.error("status: \(answer.error ?? "the daemon sent no status")")
+                throw ExitStatus.noSinkAvailable
+            }
+            status = answered
+        } catch let code as ExitCode where code == ExitStatus.noSinkAvailable {
+            // Said on stderr already; what the state shows is still worth seeing.
+            show(try await Self.localStatus(global))
+            throw code
         }
+        show(status)
+    }
+
+    /// What a daemon would show of the shared state, read by this process.
+    private static func localStatus(_ global: GlobalOptions) async throws -> JSONValue {
+        let (router, _) = try RouterLoader.load(global, sharedState: true)
+        let host = try RouterHost(load: { router }, state: { router.stateSnapshot() })
+        let status = await host.status(pid: 0)
+        return (try? JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(status)))) ?? .null
+    }
+
+    private func show(_ status: JSONValue) {
         if json {
             Console.out(String(decoding: DaemonProtocol.encodeLine(status), as: UTF8.self))
+            return
+        }
+        guard status["pid"]?.number != 0 else {  // read here: no daemon, so no counts
+            Console.out((Self.stateLines(status) + Self.pendingLines(status)).joined(separator: "\n"))
             return
         }
         var lines: [String] = []
@@ -69,6 +104,13 @@ struct Status: AsyncParsableCommand {
                 lines.append(line)
             }
         }
+        lines += Self.stateLines(status) + Self.pendingLines(status)
+        Console.out(lines.joined(separator: "\n"))
+    }
+
+    /// What is held, the pause, silences and inhibitions.
+    private static func stateLines(_ status: JSONValue) -> [String] {
+        var lines: [String] = []
         if case .array(let held)? = status["held"] {
             lines.append(held.isEmpty ? "nothing held" : "held for a summary:")
             for entry in held {
@@ -95,7 +137,48 @@ struct Status: AsyncParsableCommand {
                     + (silence["comment"]?.string.map { " # \($0)" } ?? ""))
             }
         }
-        Console.out(lines.joined(separator: "\n"))
+        if case .array(let inhibitions)? = status["inhibitions"], !inhibitions.isEmpty {
+            lines.append("inhibitions:")
+            for inhibition in inhibitions {
+                var equal = ""
+                if case .object(let values)? = inhibition["equal"], !values.isEmpty {
+                    equal = " with " + values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.string ?? "")" }.joined(separator: " ")
+                }
+                lines.append("  rule \(Int(inhibition["rule"]?.number ?? 0)) holds back \(inhibition["inhibits"]?.string ?? "?")\(equal)"
+                    + " until \(inhibition["until"]?.string ?? "?")" + (inhibition["replace_key"]?.string.map { " (or close -r \($0))" } ?? ""))
+            }
+        }
+        return lines
+    }
+
+    /// Open groups, then escalations and snoozes, each with when it is next due.
+    private static func pendingLines(_ status: JSONValue) -> [String] {
+        var lines: [String] = []
+        func more(_ listed: Int, _ key: String) {
+            let total = Int(status[key]?.number ?? 0)
+            if total > listed { lines.append("  … and \(total - listed) more") }
+        }
+        if case .array(let groups)? = status["groups"], !groups.isEmpty {
+            lines.append("open groups:")
+            for group in groups {
+                lines.append("  \(group["name"]?.string ?? "?") on \(group["sink"]?.string ?? "?") via \(group["route"]?.string ?? "?"): "
+                    + "\(Int(group["count"]?.number ?? 0)) events, \(Int(group["pending"]?.number ?? 0)) not shown yet, next at \(group["due"]?.string ?? "?")")
+            }
+            more(groups.count, "groups_open")
+        }
+        if case .array(let timers)? = status["timers"], !timers.isEmpty {
+            lines.append("escalations and snoozes:")
+            for timer in timers {
+                let sinks: String = if case .array(let names)? = timer["sinks"] { names.compactMap(\.string).joined(separator: ", ") } else { "?" }
+                let key = timer["replace_key"]?.string.map { " (replace key \($0))" } ?? ""
+                let what = timer["kind"]?.string == "escalate"
+                    ? "escalates to \(sinks) at \(timer["due"]?.string ?? "?")" + (Int(timer["sent"]?.number ?? 0) > 0 ? ", escalated \(Int(timer["sent"]?.number ?? 0)) times" : "")
+                    : "shown again on \(sinks) at \(timer["due"]?.string ?? "?")"
+                lines.append("  \(timer["title"]?.string ?? "?")\(key) via \(timer["route"]?.string ?? "?"): \(what)")
+            }
+            more(timers.count, "timers_waiting")
+        }
+        return lines
     }
 }
 
