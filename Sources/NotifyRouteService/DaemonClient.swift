@@ -63,22 +63,21 @@ public final class DaemonClient {
             try connect()
             try checkPeer()
             do throws(Unavailable) {
-                try send(DaemonProtocol.encodeLine(DaemonProtocol.Hello()))
+                try send(DaemonProtocol.helloLine)
             } catch {
                 // A daemon that refuses a peer answers at once and hangs up, maybe before
                 // the greeting is written: its answer is still there to read.
                 guard let line = try? readLine(until: .now + Self.helloLimit),
-                      let refusal = try? JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line)), let reason = refusal.error
+                      let refusal = try? DaemonProtocol.Answer(line: line), let reason = refusal.error
                 else { throw error }
                 throw Unavailable(description: "\(path) refused this client: \(reason)", isRefusal: true)
             }
             let line = try readLine(until: .now + Self.helloLimit)
-            if let refusal = try? JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line)), let error = refusal.error {
-                throw Unavailable(description: "\(path) refused this client: \(error)", isRefusal: true)
-            }
-            guard let hello = try? JSONDecoder().decode(DaemonProtocol.Hello.self, from: Data(line)),
-                  hello.hello == DaemonProtocol.name, hello.version == DaemonProtocol.version
+            guard let hello = try? DaemonProtocol.Hello(line: line), hello.hello == DaemonProtocol.name, hello.version == DaemonProtocol.version
             else {
+                if let refusal = try? DaemonProtocol.Answer(line: line), let error = refusal.error {
+                    throw Unavailable(description: "\(path) refused this client: \(error)", isRefusal: true)
+                }
                 throw Unavailable(description: "\(path) answered the greeting with \(String(decoding: line.prefix(200), as: UTF8.self))")
             }
             daemonPID = hello.pid
@@ -99,9 +98,9 @@ public final class DaemonClient {
         var request = DaemonProtocol.Request(kind: kind, id: nextID)
         nextID += 1
         build(&request)
-        try send(DaemonProtocol.encodeLine(request.jsonValue))
+        try send(request.jsonValue.line)
         let line = try readLine(until: limit.map { ContinuousClock.now + $0 } ?? ContinuousClock.now + .seconds(365 * 86_400))
-        guard let answer = try? JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line)) else {
+        guard let answer = try? DaemonProtocol.Answer(line: line) else {
             throw Unavailable(description: "\(path) answered with \(String(decoding: line.prefix(200), as: UTF8.self))")
         }
         return answer
@@ -171,16 +170,22 @@ public final class DaemonClient {
                 buffer.removeSubrange(...newline)
                 return line
             }
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            // Uninitialised: a zeroed 64 KB chunk per read was a tenth of a send's instructions (memset).
+            var failure: Int32 = 0
+            let chunk = [UInt8](unsafeUninitializedCapacity: 65_536) { storage, initialized in
+                let count = recv(fd, storage.baseAddress, storage.count, 0)
+                if count < 0 { failure = errno }
+                initialized = max(0, count)
+            }
+            let count = failure == 0 ? chunk.count : -1
             if count > 0 {
-                buffer += chunk[..<count]
+                buffer += chunk
             } else if count == 0 {
                 throw Unavailable(description: "the daemon at \(path) hung up before it answered")
-            } else if errno == EAGAIN || errno == EINTR {
+            } else if failure == EAGAIN || failure == EINTR {
                 try wait(for: Int16(POLLIN), until: deadline)
             } else {
-                throw Unavailable(description: "\(path): \(String(cString: strerror(errno)))")
+                throw Unavailable(description: "\(path): \(String(cString: strerror(failure)))")
             }
         }
     }

@@ -101,8 +101,19 @@ public struct RouterDaemon: Service {
         let server: NIOAsyncChannel<(Connection, PeerCredentials?), Never>
         switch listener {
         case .path(let path):
-            server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true, childChannelInitializer: initializer)
-            await applySocketAccess()
+            // Bound under a name of its own and renamed once its mode is set, so that whoever
+            // finds the socket at its path never finds it with the umask's mode.
+            let staging = path + ".\(getpid()).new"
+            let fits = staging.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path)
+            server = try await bootstrap.bind(
+                unixDomainSocketPath: fits ? staging : path, cleanupExistingSocketFile: true, childChannelInitializer: initializer)
+            await applySocketAccess(at: fits ? staging : path)
+            if fits, rename(staging, path) != 0 {
+                let reason = String(cString: strerror(errno))
+                unlink(staging)
+                try? await server.channel.close()
+                throw SocketError(description: "cannot move the socket to \(path): \(reason)")
+            }
         case .inherited(let fd):
             server = try await bootstrap.bind(fd, childChannelInitializer: initializer)
         }
@@ -142,6 +153,10 @@ public struct RouterDaemon: Service {
     /// reload too. An inherited socket's mode is systemd's (`SocketMode=`).
     public func applySocketAccess() async {
         guard case .path(let path) = listener else { return }
+        await applySocketAccess(at: path)
+    }
+
+    private func applySocketAccess(at path: String) async {
         for problem in await peerPolicy().applyAccess(toSocket: path, directory: options.ownedDirectory) {
             logger.warning("\(problem)")
         }
@@ -368,6 +383,11 @@ public struct RouterDaemon: Service {
         case .shown: return nil
         }
     }
+}
+
+/// The listening socket could not be put in place.
+struct SocketError: Error, CustomStringConvertible {
+    var description: String
 }
 
 /// The open connections, so that shutdown can end the idle ones at once and the busy ones

@@ -68,27 +68,7 @@ NR="$BIN/notify-route"
 # middle of a comparison falls on both sides instead of on one.
 if [ "$MODE" = short ]; then RUNS=(--warmup 3 --runs 20); SLOW=(--warmup 1 --runs 3); ROUNDS=1
 else RUNS=(--warmup 5 --runs 50); SLOW=(--warmup 2 --runs 10); ROUNDS=4; fi
-run_hf() {  # name, options..., commands...
-  local name=$1; shift
-  local rounds=$ROUNDS
-  [ "$name" = apprise ] && rounds=1
-  for round in $(seq "$rounds"); do
-    hyperfine -N --style none --export-json "$WORK/hf-$name-$round.json" "$@" >"$WORK/hf-$name.log" 2>&1 ||
-      { echo "hyperfine $name failed:"; cat "$WORK/hf-$name.log"; return 0; }
-  done
-  # One result per command, its times pooled over the rounds.
-  /usr/bin/python3 - "$WORK" "$name" "$rounds" <<'PY'
-import json, statistics, sys
-work, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-parts = [json.load(open(f"{work}/hf-{name}-{r}.json"))["results"] for r in range(1, rounds + 1)]
-merged = []
-for index, first in enumerate(parts[0]):
-    times = [t for part in parts for t in part[index]["times"]]
-    merged.append({"command": first["command"], "times": times, "median": statistics.median(times),
-                   "mean": statistics.mean(times), "stddev": statistics.stdev(times) if len(times) > 1 else 0.0})
-json.dump({"results": merged}, open(f"{work}/hf-{name}.json", "w"))
-PY
-}
+source Tests/Benchmarks/run-hf.sh
 run_hf desktop "${RUNS[@]}" \
   "notify-send 'Disk almost full' '92% used'" \
   "$NR send --config $WORK/bench.yaml --sink desktop 'Disk almost full' '92% used'"
