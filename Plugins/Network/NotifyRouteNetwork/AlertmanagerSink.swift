@@ -167,7 +167,7 @@ extension AlertmanagerSink {
         let field = try options.string("alertname_field")
         if let field, field.isEmpty { throw options.error("alertname_field must name a field", at: "alertname_field") }
         let template = AlertTemplate(
-            staticLabels: try options.stringMap("labels") ?? [:],
+            staticLabels: try staticLabels(options),
             instance: try options.string("instance") ?? AlertTemplate.hostName,
             alertnameField: field,
             // Alertmanager's schema wants a URI here and refuses the whole post (422) otherwise.
@@ -178,5 +178,18 @@ extension AlertmanagerSink {
             resolveAfter: try NetworkOptions.positiveDuration("resolve_after", options: options))
         return AlertmanagerSink(name: options.sinkName, endpoints: endpoints, template: template,
                                 timeout: try NetworkOptions.positiveDuration("timeout", options: options))
+    }
+
+    /// `labels`, each name one Alertmanager accepts: it refuses the whole post (400) for one
+    /// that is not, so a bad name is a config error at its place, with the name to write instead.
+    static func staticLabels(_ options: SinkOptions) throws(ConfigError) -> [String: String] {
+        guard let labels = try options.stringMap("labels") else { return [:] }
+        guard case .mapping(let entries)? = options.entries.first(where: { $0.key == "labels" })?.value.value else { return labels }
+        for entry in entries where AlertTemplate.sanitizedName(entry.key) != entry.key {
+            throw ConfigError(
+                "sink \"\(options.sinkName)\": labels: \"\(entry.key)\" is not a label name Alertmanager accepts ([a-zA-Z_][a-zA-Z0-9_]*); write \(AlertTemplate.sanitizedName(entry.key))",
+                at: entry.keyLocation)
+        }
+        return labels
     }
 }
