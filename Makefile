@@ -59,10 +59,13 @@ version-header:
 		mv .build-version.h.new .build-version.h; touch Sources/CBuildInfo/BuildInfo.c; \
 	else rm -f .build-version.h.new; fi
 
+# Two executables, installed side by side: notify-route, which links no network code, runs
+# notify-route-network from its own directory for a command that needs a network sink.
 build: version-header
 	@$(BUILD) --product notify-route
+	@$(BUILD) --product notify-route-network
 	@mkdir -p $(GENERATED)
-	@cp "$$($(BUILD) --show-bin-path)/notify-route" $(GENERATED)/notify-route
+	@cp "$$($(BUILD) --show-bin-path)/notify-route" "$$($(BUILD) --show-bin-path)/notify-route-network" $(GENERATED)/
 
 # swift-argument-parser's generate-manual (the tool behind its GenerateManual plugin),
 # run on the binary just built: the plugin itself would build every product of the
@@ -82,7 +85,7 @@ completions: build
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHDIR) \
 		$(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CATALOGDIR) $(DESTDIR)$(DOCDIR)
-	install -m 0755 $(GENERATED)/notify-route $(DESTDIR)$(BINDIR)/notify-route
+	install -m 0755 $(GENERATED)/notify-route $(GENERATED)/notify-route-network $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(GENERATED)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(GENERATED)/man/*.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 $(GENERATED)/completions/notify-route.bash $(DESTDIR)$(BASHDIR)/notify-route
@@ -100,7 +103,7 @@ install: all
 
 # Every file install writes, by name (not the directories: others' files live there).
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/notify-route $(DESTDIR)$(MANDIR)/man1/notify-route.1 $(DESTDIR)$(MANDIR)/man1/notify-route.*.1 \
+	rm -f $(DESTDIR)$(BINDIR)/notify-route $(DESTDIR)$(BINDIR)/notify-route-network $(DESTDIR)$(MANDIR)/man1/notify-route.1 $(DESTDIR)$(MANDIR)/man1/notify-route.*.1 \
 		$(DESTDIR)$(MANDIR)/man5/notify-route.yaml.5 $(DESTDIR)$(BASHDIR)/notify-route $(DESTDIR)$(ZSHDIR)/_notify-route \
 		$(DESTDIR)$(FISHDIR)/notify-route.fish $(DESTDIR)$(UNITDIR)/notify-route.service $(DESTDIR)$(UNITDIR)/notify-route.socket \
 		$(DESTDIR)$(CATALOGDIR)/notify-route.catalog $(DESTDIR)$(DOCDIR)/notify-route.yaml $(DESTDIR)$(DOCDIR)/REFERENCE.md

@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "NotifyRouteService", targets: ["NotifyRouteService"]),
         .library(name: "NotifyRouteTesting", targets: ["NotifyRouteTesting"]),
         .executable(name: "notify-route", targets: ["notify-route"]),
+        .executable(name: "notify-route-network", targets: ["notify-route-network"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -86,6 +87,7 @@ let package = Package(
             name: "NotifyRouteNetwork",
             dependencies: [
                 "NotifyRoute",
+                "NotifyRouteNetworkSchema",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -93,6 +95,8 @@ let package = Package(
             ],
             path: "Plugins/Network/NotifyRouteNetwork"
         ),
+        // Their kinds and options alone (no HTTP): what the `notify-route` executable knows of them.
+        .target(name: "NotifyRouteNetworkSchema", dependencies: ["NotifyRoute"], path: "Plugins/Network/NotifyRouteNetworkSchema"),
 
         // MARK: swift-log bridge: log records at or above a level become events.
         .target(
@@ -118,21 +122,33 @@ let package = Package(
         .target(name: "CJournalReader"),
 
         // MARK: CLI: wires the built-in plugins by an explicit list.
-        .executableTarget(
-            name: "notify-route",
+        // The commands, in a library that two executables share. `notify-route` links no
+        // network code: a command whose config has an alertmanager or webhook sink (and
+        // `serve`) execs `notify-route-network`, installed beside it, which links it all; SwiftNIO's
+        // HTTP, async-http-client and BoringSSL would otherwise slow the start of every send
+        // (Tests/Benchmarks/README.md: "Two executables").
+        .target(
+            name: "NotifyRouteCLI",
             dependencies: [
                 "NotifyRoute",
                 "NotifyRouteTerminal",
                 "NotifyRouteDesktop",
                 "NotifyRouteJournal",
                 "NotifyRouteExec",
-                "NotifyRouteNetwork",
+                "NotifyRouteNetworkSchema",
                 "NotifyRouteService",
                 "CTetheredSpawn",
                 "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            path: "Sources/notify-route",
             resources: [.embedInCode("Resources/notify-route.yaml")]
+        ),
+        .executableTarget(name: "notify-route", dependencies: ["NotifyRouteCLI"], path: "Sources/Executables/notify-route"),
+        .executableTarget(
+            name: "notify-route-network",
+            dependencies: ["NotifyRouteCLI", "NotifyRouteNetwork"],
+            path: "Sources/Executables/notify-route-network"
         ),
 
         // The version `make` built (`git describe`), for `--version`.
@@ -174,13 +190,13 @@ let package = Package(
         .testTarget(name: "NotifyRouteExecTests", dependencies: ["NotifyRouteExec", "NotifyRouteTestSupport"]),
         .testTarget(
             name: "NotifyRouteNetworkTests",
-            dependencies: ["NotifyRouteNetwork", "NotifyRouteService", "notify-route", "NotifyRouteTestSupport"]
+            dependencies: ["NotifyRouteNetwork", "NotifyRouteService", "notify-route", "notify-route-network", "NotifyRouteTestSupport"]
         ),
         .testTarget(name: "NotifyRouteLoggingTests", dependencies: ["NotifyRouteLogging", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
         .testTarget(name: "NotifyRouteServiceTests", dependencies: ["NotifyRouteService", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
         .testTarget(
             name: "NotifyRouteCLITests",
-            dependencies: ["notify-route", "NotifyRouteTestSupport"],
+            dependencies: ["NotifyRouteCLI", "notify-route", "notify-route-network", "NotifyRouteTestSupport"],
             exclude: ["BrokenConfigs"]
         ),
     ]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make install` into a DESTDIR and `make uninstall` out of it, every installed file
-# checked: the binary runs, each man page renders with `man -l`, the completion scripts
+# checked: both binaries run, notify-route hands a network config to notify-route-network, each man page renders with `man -l`, the completion scripts
 # load in bash (zsh and fish when installed), systemd-analyze verifies the units.
 #
 #   bash .ci/install-check.sh              # the debug build .ci/run has just made
@@ -17,7 +17,7 @@ fail() { echo "install-check: $*" >&2; exit 1; }
 make install CONFIGURATION="$CONFIGURATION" DESTDIR="$DEST" PREFIX="$PREFIX" NOTIFY_SEND_LINK=1 >"$DEST.log" 2>&1 ||
   { cat "$DEST.log"; fail "make install failed"; }
 
-expected=(bin/notify-route bin/notify-send share/man/man1/notify-route.1 share/man/man1/notify-route.send.1
+expected=(bin/notify-route bin/notify-route-network bin/notify-send share/man/man1/notify-route.1 share/man/man1/notify-route.send.1
   share/man/man1/notify-route.notify-send.1 share/man/man5/notify-route.yaml.5
   share/bash-completion/completions/notify-route share/zsh/site-functions/_notify-route
   share/fish/vendor_completions.d/notify-route.fish lib/systemd/user/notify-route.service
@@ -27,6 +27,20 @@ for file in "${expected[@]}"; do [ -e "$ROOT/$file" ] || fail "$file was not ins
 version=$("$ROOT/bin/notify-route" --version)
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || fail "--version printed \"$version\""
 [ "$("$ROOT/bin/notify-send" --version)" = "notify-send (notify-route) $version" ] || fail "the notify-send link does not answer as notify-send"
+[ "$("$ROOT/bin/notify-route-network" --version)" = "$version" ] || fail "notify-route-network is another version"
+
+# notify-route links no network code; a config with a network sink runs notify-route-network,
+# found beside it, and says which file is missing when it is not there (exit 69).
+! grep -q AsyncHTTPClient "$ROOT/bin/notify-route" || fail "notify-route links async-http-client"
+grep -q AsyncHTTPClient "$ROOT/bin/notify-route-network" || fail "notify-route-network lacks async-http-client"
+printf 'sinks:\n  fleet:\n    kind: alertmanager\n    url: http://127.0.0.1:9\nroutes:\n  - to: [fleet]\n' >"$DEST/fleet.yaml"
+"$ROOT/bin/notify-route" config check --config "$DEST/fleet.yaml" >/dev/null || fail "config check of an alertmanager sink failed"
+mv "$ROOT/bin/notify-route-network" "$DEST/aside"
+status=0; message=$("$ROOT/bin/notify-route" config check --config "$DEST/fleet.yaml" 2>&1) || status=$?
+mv "$DEST/aside" "$ROOT/bin/notify-route-network"
+[ "$status" = 69 ] && grep -qF "$ROOT/bin/notify-route-network" <<<"$message" ||
+  fail "without notify-route-network: exit $status, \"$message\" (want 69 naming the file)"
+rm "$DEST/fleet.yaml"
 
 for page in "$ROOT"/share/man/man*/*; do
   rendered=$(MANWIDTH=80 man --warnings -l "$page" 2>"$DEST.man-warnings") || fail "man -l $page failed"

@@ -11,9 +11,11 @@ import Glibc
 /// at all, where an async `main` hands all its work to the cooperative pool, which first
 /// starts three. Every other command runs in the pool while the main thread serves the main
 /// queue, as with an async `main`.
-@main
-enum NotifyRouteMain {
-    static func main() {
+///
+/// Both executables start here: `network` says whether this one links the network sinks.
+public enum NotifyRouteMain {
+    public static func main(network: NetworkSinks) {
+        NetworkHandOff.start(network)
         let arguments = Array(CommandLine.arguments.dropFirst())
         // notify-send's options through a link named notify-send, or as `notify-route notify-send`.
         if let program = CommandLine.arguments.first, program == "notify-send" || program.hasSuffix("/notify-send") {

@@ -38,6 +38,9 @@ if [ "${BENCH_STAGE:-}" != inner ]; then
   rm -f "$("${BUILD[@]}" --show-bin-path)/notify-route"
   "${BUILD[@]}" --product notify-route >/tmp/notify-route-bench-build.log 2>&1 ||
     { tail -30 /tmp/notify-route-bench-build.log; exit 1; }
+  # What notify-route runs for a config with a network sink (the Alertmanager rows, serve).
+  "${BUILD[@]}" --product notify-route-network >>/tmp/notify-route-bench-build.log 2>&1 ||
+    { tail -30 /tmp/notify-route-bench-build.log; exit 1; }
   "${BUILD[@]}" --product notify-route-bench >>/tmp/notify-route-bench-build.log 2>&1 ||
     { tail -30 /tmp/notify-route-bench-build.log; exit 1; }
   BIN=$("${BUILD[@]}" --show-bin-path)

@@ -2,7 +2,7 @@ import Foundation
 import NotifyRouteTestSupport
 import Testing
 
-@testable import notify_route
+@testable import NotifyRouteCLI
 
 /// End-to-end: the built `notify-route` binary, its output and its exit codes.
 @Suite struct SendCommandTests {

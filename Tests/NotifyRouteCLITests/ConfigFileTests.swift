@@ -4,7 +4,7 @@ import NotifyRouteDesktop
 import NotifyRouteJournal
 import NotifyRouteTestSupport
 import Testing
-@testable import notify_route
+@testable import NotifyRouteCLI
 
 /// The config file as the CLI reads and prints it: `config show` for every shipped config
 /// loads back equal, the key reference is up to date, and a config that is not a regular

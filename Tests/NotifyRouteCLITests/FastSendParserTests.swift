@@ -2,7 +2,7 @@ import ArgumentParser
 import NotifyRoute
 import Testing
 
-@testable import notify_route
+@testable import NotifyRouteCLI
 
 /// `send`'s fast parser against ArgumentParser, the reference: for every argument list
 /// the fast parser accepts, ArgumentParser must parse the same ``SendRequest``; for the

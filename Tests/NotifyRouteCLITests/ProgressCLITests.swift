@@ -5,7 +5,7 @@ import NotifyRouteDesktop
 import NotifyRouteTestSupport
 import Testing
 
-@testable import notify_route
+@testable import NotifyRouteCLI
 
 /// `send --progress N`: parsed alike by both parsers, refused out of range with the
 /// documented exit codes, and carried as the same field by `notify-send -h int:value:N`.

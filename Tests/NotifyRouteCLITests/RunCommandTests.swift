@@ -2,7 +2,7 @@ import Foundation
 import NotifyRouteTestSupport
 import Testing
 
-@testable import notify_route
+@testable import NotifyRouteCLI
 
 /// `notify-route run -- CMD`: the command's output and status pass through, and the
 /// event it sends is read back from the example exec plugin's log.

@@ -21,8 +21,8 @@ struct AlertmanagerAlert: Codable, Hashable, Sendable {
 
 /// How a `kind: alertmanager` sink turns events into alerts.
 struct AlertTemplate: Sendable {
-    /// Static labels from the config, sent as written: Alertmanager is the judge of their
-    /// names (0.25 answers 400 for a name outside `[a-zA-Z_][a-zA-Z0-9_]*`).
+    /// Static labels from the config, whose names the plugin checked when it loaded
+    /// (Alertmanager 0.25 answers 400 for a name outside `[a-zA-Z_][a-zA-Z0-9_]*`).
     var staticLabels: [String: String] = [:]
     /// The `instance` label; empty: no such label, so every host's event is the same alert.
     var instance: String

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyRoute
+import NotifyRouteNetworkSchema
 
 /// Posts each event as an alert to Prometheus Alertmanager's API v2, to every peer of a
 /// cluster at once: delivered when at least one peer accepts it, as Prometheus' notifier
@@ -150,25 +151,7 @@ public final class AlertmanagerSink: NotificationSink {
 
 extension AlertmanagerSink {
     /// `kind: alertmanager`.
-    public static let plugin = SinkPlugin(
-        kind: "alertmanager",
-        summary: "each event as an alert to Prometheus Alertmanager's API v2 (url or urls: every peer of a cluster)",
-        options: [
-            .option("url", .string, example: "http://127.0.0.1:9093", "an Alertmanager to post to (added to `urls`)"),
-            .option("urls", .strings, example: "[http://am-1:9093, http://am-2:9093]",
-                    "every peer of an Alertmanager cluster; delivered when one accepts"),
-            .option("labels", .stringMap, example: "{ team: ops }", "static labels added to every alert, sent as written"),
-            .option("instance", .string, default: .implicit("the host name"), example: "web-1",
-                    "the `instance` label; \"\" for none, so that every host's event is the same alert"),
-            .option("alertname_field", .string, example: "check", "a field whose value is the `alertname` instead of the title"),
-            .option("generator_url", .string, example: "https://grafana.example/d/disk", "the alert's generatorURL"),
-            .option("timeout", .duration, default: .implicit("the sink's deadline"), example: "3s",
-                    "how long one request may take"),
-            .option("resolve_after", .duration, default: .implicit("Alertmanager's resolve_timeout"), example: "1h",
-                    "how long an alert stays active after a post: a one-shot event's then ends; an open one's (a replace key) is posted again before, until `close`, while the process lives"),
-        ] + NetworkOptions.retryKeys,
-        defaultDeadline: .seconds(5)
-    ) { options in
+    public static let plugin = NetworkSinkSchema.alertmanager { options in
         // `url` and `urls` together are one list of peers.
         var endpoints: [String] = []
         for (key, urls) in [("url", try options.string("url").map { [$0] } ?? []), ("urls", try options.stringList("urls") ?? [])] {
@@ -184,7 +167,7 @@ extension AlertmanagerSink {
         let field = try options.string("alertname_field")
         if let field, field.isEmpty { throw options.error("alertname_field must name a field", at: "alertname_field") }
         let template = AlertTemplate(
-            staticLabels: try options.stringMap("labels") ?? [:],
+            staticLabels: try staticLabels(options),
             instance: try options.string("instance") ?? AlertTemplate.hostName,
             alertnameField: field,
             // Alertmanager's schema wants a URI here and refuses the whole post (422) otherwise.
@@ -195,5 +178,18 @@ extension AlertmanagerSink {
             resolveAfter: try NetworkOptions.positiveDuration("resolve_after", options: options))
         return AlertmanagerSink(name: options.sinkName, endpoints: endpoints, template: template,
                                 timeout: try NetworkOptions.positiveDuration("timeout", options: options))
+    }
+
+    /// `labels`, each name one Alertmanager accepts: it refuses the whole post (400) for one
+    /// that is not, so a bad name is a config error at its place, with the name to write instead.
+    static func staticLabels(_ options: SinkOptions) throws(ConfigError) -> [String: String] {
+        guard let labels = try options.stringMap("labels") else { return [:] }
+        guard case .mapping(let entries)? = options.entries.first(where: { $0.key == "labels" })?.value.value else { return labels }
+        for entry in entries where AlertTemplate.sanitizedName(entry.key) != entry.key {
+            throw ConfigError(
+                "sink \"\(options.sinkName)\": labels: \"\(entry.key)\" is not a label name Alertmanager accepts ([a-zA-Z_][a-zA-Z0-9_]*); write \(AlertTemplate.sanitizedName(entry.key))",
+                at: entry.keyLocation)
+        }
+        return labels
     }
 }

@@ -25,21 +25,6 @@ enum NetworkOptions {
         return duration
     }
 
-    /// The bounds of `serve`'s retry queue for one sink. The daemon's `RetryQueue` reads
-    /// them from the sink's declaration (it cannot see this module); the plugin declares
-    /// them, so that the loader allows them and `config reference` lists them, and checks
-    /// them when the config loads, so that a bad value is a config error at its key.
-    static let retryKeys: [ConfigKey] = [
-        .option("retry_queue", .int(0...1_000_000), default: .value("1000"), example: "100",
-                "how many failed deliveries of this sink `serve` retries at once; one more is dropped (logged and counted in `status`); 0: none is retried"),
-        .option("retry_max_age", .duration, default: .value("1h"), example: "10m",
-                "a delivery still failing this long after its first failure is dropped (logged and counted)"),
-        .option("retry_backoff", .duration, default: .value("1s"), example: "500ms",
-                "the first retry comes after up to this long (a random wait between half and all of it); each next one twice as long"),
-        .option("retry_backoff_max", .duration, default: .value("1m"), example: "30s",
-                "the longest wait between two retries"),
-    ]
-
     /// Checks the retry keys: each positive, the backoff's ceiling not below its start.
     static func checkRetry(_ options: SinkOptions) throws(ConfigError) {
         _ = try options.int("retry_queue", in: 0...1_000_000)

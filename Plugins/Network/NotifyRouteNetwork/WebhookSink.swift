@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Glibc
 import NotifyRoute
+import NotifyRouteNetworkSchema
 
 /// POSTs each event as JSON to a URL: 2xx is delivered, 4xx a permanent failure (the
 /// same request would fail again), 5xx, no connection or no answer in time retryable.
@@ -112,19 +113,7 @@ struct WebhookPayload: Encodable {
 
 extension WebhookSink {
     /// `kind: webhook`.
-    public static let plugin = SinkPlugin(
-        kind: "webhook",
-        summary: "each event as JSON POSTed to a URL (2xx delivered, 4xx permanent, 5xx and timeouts retryable)",
-        options: [
-            .option("url", .string, default: .required, example: "https://hooks.example/notify", "where to POST"),
-            .option("headers", .stringMap, example: "{ X-Team: ops }", "HTTP headers added to every request"),
-            .option("token_file", .string, example: "/etc/notify-route/hook.token",
-                    "a file holding a bearer token (Authorization: Bearer); refused when others can read it; read at each delivery while it does not exist"),
-            .option("timeout", .duration, default: .implicit("the sink's deadline"), example: "3s",
-                    "how long one request may take"),
-        ] + NetworkOptions.retryKeys,
-        defaultDeadline: .seconds(5)
-    ) { options in
+    public static let plugin = NetworkSinkSchema.webhook { options in
         guard let url = try options.string("url") else {
             throw options.error("needs `url`, for example url: https://hooks.example/notify", at: "url")
         }

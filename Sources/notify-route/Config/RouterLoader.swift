@@ -57,16 +57,13 @@ enum RouterLoader {
         bootstrapLogging(verbose: verbose)
         ignoreSIGPIPE()
         let source = try source(config: config)
-        let store = store ?? (sharedState ? stateStore() : InMemoryStateStore())
-        return (try router(from: source, store: store, plugins: plugins, memory: sharedState ? memory(keepsOpen: streaming) : nil), source)
-    }
-
-    static func router(
-        from source: ConfigSource, store: any RouterStateStore, plugins: SinkRegistry = BuiltinPlugins.registry,
-        memory: RouterMemory? = nil
-    ) throws -> NotificationRouter {
         do {
-            return try makeRouter(from: source, store: store, plugins: plugins, memory: memory)
+            let node = try ConfigNode.parse(yaml: source.text, file: source.origin)
+            // Before the state is opened: the network executable must start from scratch.
+            NetworkHandOff.runIfNeeded(kinds: PluginDiscovery.kinds(in: node))
+            let store = store ?? (sharedState ? stateStore() : InMemoryStateStore())
+            let history = sharedState ? memory(keepsOpen: streaming) : nil
+            return (try makeRouter(node, source: source, store: store, plugins: plugins, memory: history), source)
         } catch {
             throw configFailure(error)
         }
@@ -77,7 +74,12 @@ enum RouterLoader {
         from source: ConfigSource, store: any RouterStateStore, plugins: SinkRegistry = BuiltinPlugins.registry,
         memory: RouterMemory? = nil
     ) throws(ConfigError) -> NotificationRouter {
-        let node = try ConfigNode.parse(yaml: source.text, file: source.origin)
+        try makeRouter(try ConfigNode.parse(yaml: source.text, file: source.origin), source: source, store: store, plugins: plugins, memory: memory)
+    }
+
+    static func makeRouter(
+        _ node: ConfigNode, source: ConfigSource, store: any RouterStateStore, plugins: SinkRegistry, memory: RouterMemory?
+    ) throws(ConfigError) -> NotificationRouter {
         let (registry, discovered) = PluginDiscovery.registry(for: node, adding: plugins, path: ProcessEnvironment.value("PATH"))
         let configuration = try configuration(node, origin: source.origin, registry: registry)
         try checkTrust(configuration, source: source, discovered: discovered)

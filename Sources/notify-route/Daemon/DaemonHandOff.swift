@@ -31,6 +31,7 @@ struct DaemonHandOff {
                 if verbose { Console.error("daemon: it routes with \(client.daemonConfig ?? "?"), not \(config); routing here") }
                 return nil
             }
+            NetworkHandOff.daemonTakesPart()
             return DaemonHandOff(client: client, verbose: verbose)
         } catch let error as DaemonClient.Unavailable where error.isRefusal {
             Console.error("daemon: \(error.description); nothing was sent (--no-daemon routes in this process)")

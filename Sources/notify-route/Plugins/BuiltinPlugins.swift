@@ -2,22 +2,41 @@ import NotifyRoute
 import NotifyRouteDesktop
 import NotifyRouteExec
 import NotifyRouteJournal
-import NotifyRouteNetwork
+import NotifyRouteNetworkSchema
 import NotifyRouteTerminal
 
 /// The sink kinds this program knows, by an explicit list (no discovery): the one
 /// place where plugins are wired in.
 enum BuiltinPlugins {
+    /// Where the network sinks are: set by ``NotifyRouteMain`` before anything reads it,
+    /// while the process has one thread; `nil` in tests that call the commands in-process.
+    nonisolated(unsafe) static var network: NetworkSinks?
+
     static let all: [SinkPlugin] = [
         TerminalSink.plugin,
         DesktopSink.plugin,
         JournalSink.plugin,
         ExecSink.plugin,
-        AlertmanagerSink.plugin, WebhookSink.plugin,
-    ]
+    ] + networkPlugins
+
+    /// The linked plugins, or, in `notify-route`, the same kinds and options with a sink that
+    /// only says where they are: the config never reaches them without ``NetworkHandOff`` first.
+    private static var networkPlugins: [SinkPlugin] {
+        if case .linked(let plugins)? = network { return plugins }
+        return [NetworkSinkSchema.alertmanager(makeSink: NetworkHandOff.standIn), NetworkSinkSchema.webhook(makeSink: NetworkHandOff.standIn)]
+    }
 
     /// The list above has no duplicate kind, so making its registry cannot fail.
     static var registry: SinkRegistry {
         try! SinkRegistry(all)
     }
+}
+
+/// Whether this executable links the network sinks (`kind: alertmanager`, `kind: webhook`).
+public enum NetworkSinks: Sendable {
+    /// `notify-route-network`: the sinks themselves.
+    case linked([SinkPlugin])
+    /// `notify-route`: a command that needs them is run by this executable, which sits in the
+    /// same directory (see ``NetworkHandOff``).
+    case handOff(executable: String)
 }

@@ -27,6 +27,8 @@ struct Serve: AsyncParsableCommand {
     var socket: String?
 
     func run() async throws {
+        // A reload may bring a network sink: the daemon is always the network executable.
+        NetworkHandOff.runIfAllowed()
         RouterLoader.bootstrapLogging(verbose: global.verbose, daemon: true)
         RouterLoader.ignoreSIGPIPE()
         let logger = Logger(label: "notify-route.serve")
