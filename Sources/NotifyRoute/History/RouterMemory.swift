@@ -71,8 +71,11 @@ public final class RouterMemory: Sendable {
         }
         // The parents as XDG says (0700 for the state home), ours checked like the runtime state's.
         var prefix = ""
-        for component in base.split(separator: "/") {
-            prefix += "/" + component
+        // By UTF-8 bytes and String's own appends: `"/" + component` on a Substring takes
+        // the generic, per-Character path, on every `send`.
+        for component in base.utf8.split(separator: UInt8(ascii: "/")) {
+            prefix += "/"
+            prefix += String(decoding: component, as: UTF8.self)
             if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
                 throw StateDirectory.Refused(description: "cannot create \(prefix): \(String(cString: strerror(errno)))")
             }
@@ -109,7 +112,7 @@ public final class RouterMemory: Sendable {
                         try connection.statement(.insertEvent).bind(
                             .real(now.timeIntervalSince1970), .text(event.level.rawValue), Self.text(event.source), .text(event.app),
                             .text(event.title), Self.text(event.body), Self.text(event.category),
-                            .text(event.tags.sorted().joined(separator: "\u{1F}")), .text(recordJSON), .text(inputJSON),
+                            .text(KeyBuilder.join(event.tags.sorted(), separator: "\u{1F}")), .text(recordJSON), .text(inputJSON),
                             .integer(recordJSON.utf8.count + inputJSON.utf8.count), .text(record?.summary ?? "")
                         ).run()
                         try connection.evict(settings)
