@@ -317,6 +317,27 @@ import Testing
         #expect(try setup.run(["silence", "expire", id]).status == 64)
     }
 
+    /// Sends recorded first, so that `history.db-nocontrols` says none is stored: a silence
+    /// or a pause from another process still holds the very next send, and ending it lets
+    /// the one after through.
+    @Test func controlsAddedAfterSendsHoldTheVeryNextSend() throws {
+        let setup = try setup()
+        #expect(try setup.send(["first"]).standardError == "[info] first\n")
+        #expect(FileManager.default.fileExists(atPath: setup.historyPath + "-nocontrols"))
+        let add = try setup.run(["silence", "add", "--for", "1h", "tag=ops"])
+        #expect(add.status == 0, "\(add.standardError)")
+        #expect(try setup.send(["-g", "ops", "held"]).standardError.isEmpty)
+        #expect(try setup.send(["other"]).standardError == "[info] other\n")
+        #expect(try setup.run(["silence", "expire", add.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)]).status == 0)
+        #expect(try setup.send(["-g", "ops", "through"]).standardError == "[info] through\n")
+        #expect(FileManager.default.fileExists(atPath: setup.historyPath + "-nocontrols"))
+        #expect(try setup.run(["pause", "--level", "error"]).status == 0)
+        #expect(try setup.send(["paused"]).standardError.isEmpty)
+        let resume = try setup.run(["resume", "--config", setup.config.path])
+        #expect(resume.standardError.contains("[info] paused\n"), "\(resume.standardError)")
+        #expect(try setup.send(["after"]).standardError == "[info] after\n")
+    }
+
     @Test func aSilenceEndsByItself() throws {
         let setup = try setup()
         #expect(try setup.run(["silence", "add", "--for", "1s", "tag=ops"]).status == 0)

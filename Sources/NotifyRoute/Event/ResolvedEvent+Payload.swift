@@ -42,3 +42,34 @@ extension ResolvedEvent {
         }
     }
 }
+
+extension ResolvedEvent.Payload {
+    /// The bytes of its `Encodable` form through `JSONEncoder` with sorted keys.
+    package func write(into writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("actions")
+            writer.array { writer in
+                for action in actions {
+                    writer.object { writer in
+                        writer.member("id", action.id)
+                        writer.member("label", action.label)
+                    }
+                }
+            }
+            writer.member("app", app)
+            writer.member("body", body)
+            writer.member("category", category)
+            writer.member("dedup_key", dedupKey)
+            writer.member("fields", object: fields)
+            writer.member("icon", icon)
+            writer.member("level", level)
+            writer.member("message_id", messageID)
+            writer.member("progress", progress)
+            writer.member("replace_key", replaceKey)
+            writer.member("source", source)
+            writer.member("tags", strings: tags)
+            writer.member("timeout", timeout)
+            writer.member("title", title)
+        }
+    }
+}

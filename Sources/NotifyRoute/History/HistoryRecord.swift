@@ -8,6 +8,8 @@ import Foundation
 /// One routed event as the history keeps it and `history --json` prints it: `time`,
 /// `event` (the ingest schema, every value decided), `sinks` (each `sink`, `status`,
 /// `reason`), and the rules and routes that matched.
+///
+/// `Encodable` defines the form: ``json()`` writes the bytes `JSONEncoder` gives it.
 struct HistoryRecord: Encodable {
     var time: String
     var event: ResolvedEvent.Payload
@@ -65,50 +67,62 @@ struct HistoryRecord: Encodable {
             if let reason = sink.detail ?? sink.reason { part += " (\(reason))" }
             return part
         }
-        return parts.isEmpty ? "no sink" : parts.joined(separator: ", ")
+        return parts.isEmpty ? "no sink" : KeyBuilder.join(parts, separator: ", ")
     }
 
+    /// The record as `history --json` prints it: the bytes its `Encodable` form gives
+    /// `JSONEncoder` with sorted keys (HistoryJSONTests holds them to it), written
+    /// directly: the encoder boxes every value, and every `send` records one.
     func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(self) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        var writer = JSONWriter(capacity: 768)
+        writer.object { writer in
+            writer.member("dropped_by", droppedBy)
+            writer.key("event")
+            event.write(into: &writer)
+            writer.member("routes", strings: routes)
+            writer.member("rules", strings: rules)
+            writer.key("sinks")
+            writer.array { writer in
+                for sink in sinks {
+                    writer.object { writer in
+                        writer.member("detail", sink.detail)
+                        writer.member("reason", sink.reason)
+                        writer.member("silence", sink.silence)
+                        writer.member("sink", sink.sink)
+                        writer.member("status", sink.status)
+                    }
+                }
+            }
+            writer.member("time", time)
+        }
+        return writer.text
     }
 }
 
 /// An event as it was given (only what it set), in the ingest schema: what replay and a
 /// pause's release send again.
-struct IngestInput: Encodable {
-    let event: NotificationEvent
-
-    enum CodingKeys: String, CodingKey {
-        case title, body, level, timeout, app, source, tags, dedupKey = "dedup_key", replaceKey = "replace_key"
-        case icon, category, actions, fields, messageID = "message_id"
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(event.title, forKey: .title)
-        try container.encodeIfPresent(event.body, forKey: .body)
-        try container.encodeIfPresent(event.level?.rawValue, forKey: .level)
-        try container.encodeIfPresent(event.timeout?.description, forKey: .timeout)
-        try container.encodeIfPresent(event.app, forKey: .app)
-        try container.encodeIfPresent(event.source, forKey: .source)
-        if !event.tags.isEmpty { try container.encode(event.tags.sorted(), forKey: .tags) }
-        try container.encodeIfPresent(event.dedupKey, forKey: .dedupKey)
-        try container.encodeIfPresent(event.replaceKey, forKey: .replaceKey)
-        try container.encodeIfPresent(event.icon, forKey: .icon)
-        try container.encodeIfPresent(event.category, forKey: .category)
-        if !event.actions.isEmpty { try container.encode(event.actions.map(\.description), forKey: .actions) }
-        if !event.fields.isEmpty { try container.encode(event.fields, forKey: .fields) }
-        try container.encodeIfPresent(event.messageID, forKey: .messageID)
-    }
-
+enum IngestInput {
+    /// Keys in sorted order, as `JSONEncoder` wrote them with `.sortedKeys`.
     static func json(_ event: NotificationEvent) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(IngestInput(event: event)) else { return "{\"title\":\"?\"}" }
-        return String(decoding: data, as: UTF8.self)
+        var writer = JSONWriter()
+        writer.object { writer in
+            if !event.actions.isEmpty { writer.member("actions", strings: event.actions.map(\.description)) }
+            writer.member("app", event.app)
+            writer.member("body", event.body)
+            writer.member("category", event.category)
+            writer.member("dedup_key", event.dedupKey)
+            if !event.fields.isEmpty { writer.member("fields", object: event.fields) }
+            writer.member("icon", event.icon)
+            writer.member("level", event.level?.rawValue)
+            writer.member("message_id", event.messageID)
+            writer.member("progress", event.progress)
+            writer.member("replace_key", event.replaceKey)
+            writer.member("source", event.source)
+            if !event.tags.isEmpty { writer.member("tags", strings: event.tags.sorted()) }
+            writer.member("timeout", event.timeout?.description)
+            writer.member("title", event.title)
+        }
+        return writer.text
     }
 }
 

@@ -14,9 +14,9 @@ extension NotificationRouter {
     }
 
     /// Delivers what a pause held once its duration has passed: whoever routes next
-    /// does it. Costs a cached read when nothing is paused.
+    /// does it. Costs one `lstat` when nothing is paused (``ControlsMarker``).
     public func releaseEndedPause() async {
-        guard let memory, let pause = memory.controls().pause, !pause.isActive(at: clock.now()),
+        guard let memory, let pause = memory.controls(at: clock.now()).pause, !pause.isActive(at: clock.now()),
               let held = try? memory.release(force: false, now: clock.now()), !held.isEmpty
         else { return }
         _ = await deliver(held)

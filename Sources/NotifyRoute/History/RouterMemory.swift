@@ -22,9 +22,10 @@ import Foundation
 /// bytes the oldest are deleted, by primary key. Whoever routes an event records it: a
 /// `send` without a daemon, or the daemon.
 ///
-/// Silences and the pause are read once per event from a cache that is refreshed only
-/// when another connection has committed (`PRAGMA data_version`), so that a silence added
-/// by one process holds the events of every other, daemon included.
+/// Silences and the pause are read once per wave: not at all while ``ControlsMarker`` says
+/// there are none, else from a cache that is refreshed only when another connection has
+/// committed (`PRAGMA data_version`), so that a silence added by one process holds the
+/// events of every other, daemon included.
 public final class RouterMemory: Sendable {
     public let directory: String
     public var databasePath: String { directory + "/" + Self.fileName }
@@ -36,6 +37,7 @@ public final class RouterMemory: Sendable {
     public let keepsOpen: Bool
     private let notice: @Sendable (String) -> Void
     private let connection = Mutex<Connection?>(nil)
+    private let marker: ControlsMarker
 
     static let fileName = "history.db"
     static let maximumBytes = 1 << 30
@@ -51,6 +53,7 @@ public final class RouterMemory: Sendable {
         self.keepsOpen = keepsOpen
         self.busyTimeout = busyTimeout
         self.notice = notice
+        marker = ControlsMarker(directory: directory)
     }
 
     /// `$XDG_STATE_HOME/notify-route`, else `$HOME/.local/state/notify-route`: made (0700)
@@ -68,8 +71,11 @@ public final class RouterMemory: Sendable {
         }
         // The parents as XDG says (0700 for the state home), ours checked like the runtime state's.
         var prefix = ""
-        for component in base.split(separator: "/") {
-            prefix += "/" + component
+        // By UTF-8 bytes and String's own appends: `"/" + component` on a Substring takes
+        // the generic, per-Character path, on every `send`.
+        for component in base.utf8.split(separator: UInt8(ascii: "/")) {
+            prefix += "/"
+            prefix += String(decoding: component, as: UTF8.self)
             if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
                 throw StateDirectory.Refused(description: "cannot create \(prefix): \(String(cString: strerror(errno)))")
             }
@@ -106,11 +112,13 @@ public final class RouterMemory: Sendable {
                         try connection.statement(.insertEvent).bind(
                             .real(now.timeIntervalSince1970), .text(event.level.rawValue), Self.text(event.source), .text(event.app),
                             .text(event.title), Self.text(event.body), Self.text(event.category),
-                            .text(event.tags.sorted().joined(separator: "\u{1F}")), .text(recordJSON), .text(inputJSON),
+                            .text(KeyBuilder.join(event.tags.sorted(), separator: "\u{1F}")), .text(recordJSON), .text(inputJSON),
                             .integer(recordJSON.utf8.count + inputJSON.utf8.count), .text(record?.summary ?? "")
                         ).run()
                         try connection.evict(settings)
                     }
+                    // Changes no control: the place to say, once after they change, that none is stored.
+                    if !marker.exists { try connection.markControls(marker) }
                     if held {
                         try connection.statement(.insertHeld).bind(
                             .real(now.timeIntervalSince1970), .text(event.level.rawValue), Self.text(event.source), .text(inputJSON)
@@ -130,9 +138,10 @@ public final class RouterMemory: Sendable {
 
     // MARK: Controls
 
-    /// The silences and the pause in effect; none when the database cannot be read (a
-    /// history that fails must not stop delivery).
-    func controls() -> Controls {
+    /// The silences and the pause that may apply at `now`; none when the database cannot
+    /// be read (a history that fails must not stop delivery).
+    func controls(at now: Date) -> Controls {
+        if marker.rulesOut(at: now) { return .none }
         do {
             return try withConnection { connection in try connection.controls() }
         } catch {
@@ -149,6 +158,7 @@ public final class RouterMemory: Sendable {
                               starts: starts, ends: ends, comment: comment, created: starts)
         try withConnection { connection in
             try connection.write { _ throws(SQLiteDatabase.Failure) in
+                try marker.remove()
                 try connection.statement(.insertSilence).bind(
                     .text(silence.id), .text(MatcherLine.format(matcher)), .real(starts.timeIntervalSince1970),
                     .real(ends.timeIntervalSince1970), Self.text(comment), .real(starts.timeIntervalSince1970)
@@ -176,6 +186,8 @@ public final class RouterMemory: Sendable {
             let candidates = try connection.allSilences().filter { $0.id.hasPrefix(id.lowercased()) && $0.isActive(at: now) }
             guard candidates.count == 1, let silence = candidates.first else { return nil }
             try connection.write { _ throws(SQLiteDatabase.Failure) in
+                // Removed, not rewritten: the next recorded event says how long the others last.
+                try marker.remove()
                 try connection.statement(.expireSilence).bind(.real(now.timeIntervalSince1970), .text(silence.id)).run()
             }
             return silence.id
@@ -189,6 +201,7 @@ public final class RouterMemory: Sendable {
     public func pause(below: Level, until: Date?, now: Date) throws {
         try withConnection { connection in
             try connection.write { _ throws(SQLiteDatabase.Failure) in
+                try marker.remove()
                 try connection.statement(.setPause).bind(
                     .text(below.rawValue), .real(now.timeIntervalSince1970), until.map { .real($0.timeIntervalSince1970) } ?? .null
                 ).run()
@@ -354,6 +367,7 @@ public final class RouterMemory: Sendable {
                 UNION ALL SELECT 1, below, NULL, since, until, NULL, NULL FROM pause
                 ORDER BY 1, 7 DESC
                 """
+            case controlsStored = "SELECT (SELECT count(*) FROM pause), (SELECT max(ends) FROM silences)"
             case dataVersion = "PRAGMA data_version"
             case begin = "BEGIN IMMEDIATE"
             case commit = "COMMIT"
@@ -394,6 +408,15 @@ public final class RouterMemory: Sendable {
                 excess = max(excess, max(1, Int((Double(bytes - settings.maxBytes) / Double(bytes) * Double(events)).rounded(.up))))
             }
             if excess > 0 { try statement(.evictOldest).bind(.integer(excess)).run() }
+        }
+
+        /// Writes `marker` when no pause is stored, saying when the last silence ends. In a
+        /// write transaction that changes neither.
+        func markControls(_ marker: ControlsMarker) throws(SQLiteDatabase.Failure) {
+            let stored = try statement(.controlsStored).bind()
+            defer { stored.finish() }
+            guard try stored.step(), stored.integer(0) == 0 else { return }
+            marker.write(lastEnd: stored.isNull(1) ? 0 : stored.real(1))
         }
 
         func controls() throws(SQLiteDatabase.Failure) -> Controls {

@@ -36,10 +36,12 @@ public struct HeldEvent: Sendable {
     public var input: String
 }
 
-/// What the silence and pause stages read, once per event.
+/// What the silence and pause stages read, once per wave.
 struct Controls: Sendable {
     var silences: [Silence] = []
     var pause: Pause?
 
     static let none = Controls()
+
+    var isEmpty: Bool { silences.isEmpty && pause == nil }
 }

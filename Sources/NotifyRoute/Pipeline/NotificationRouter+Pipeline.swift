@@ -77,8 +77,9 @@ extension NotificationRouter {
         var wave = pipeline.fanOut.run(targets, event, resolved: resolved, failoverFor: failoverFor)
         let keepsState = pipeline.deliver.keepsState
         if !wave.flows.isEmpty {
-            if wave.flows.contains(where: { pipeline.policy.needsState($0) }) || pipeline.policy.controlsAreActive {
-                decide(&wave, by: pipeline.policy, keepingState: keepsState)
+            let controls = pipeline.policy.controls(at: clock.now())
+            if !controls.isEmpty || wave.flows.contains(where: { pipeline.policy.needsState($0) }) {
+                decide(&wave, by: pipeline.policy, controls: controls, keepingState: keepsState)
             }
             for flow in wave.flows { if let flush = flow.flush { schedule(flush) } }
             await pipeline.deliver.deliver(&wave)
@@ -92,11 +93,12 @@ extension NotificationRouter {
     }
 
     /// The policy stages for every flow of the wave, in one state transaction.
-    private func decide(_ wave: inout Wave, by policy: PolicyChain, keepingState keepsState: Bool) {
+    private func decide(_ wave: inout Wave, by policy: PolicyChain, controls: Controls, keepingState keepsState: Bool) {
         do {
             try store.withState(discardingChanges: !keepsState) { state in
                 let context = PolicyContext(now: clock.now(), state: state, maxEntries: configuration.state.maxEntries,
-                                            countUpdates: keepsState ? countUpdates : nil, keepsTime: keepsTime || !keepsState)
+                                            countUpdates: keepsState ? countUpdates : nil, keepsTime: keepsTime || !keepsState,
+                                            controls: controls)
                 for position in wave.flows.indices { policy.decide(&wave.flows[position], context) }
             }
         } catch {

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The stages every event goes through, in order (DESIGN.md section 10):
 ///
 ///     normalise → rules → routes → fan-out → policy (per sink) → deliver → record
@@ -38,8 +44,7 @@ extension Pipeline<SinkDeliverStage> {
         let cascade = Cascade(configuration)
         self.init(
             rules: RulesStage(configuration, cascade: cascade), routes: RoutesStage(configuration, instances: instances),
-            fanOut: FanOutStage(cascade: cascade), policy: PolicyChain(inhibit: InhibitStage(configuration.inhibitRules),
-                                                      silence: SilenceStage(memory: memory), pause: PauseStage(memory: memory)),
+            fanOut: FanOutStage(cascade: cascade), policy: PolicyChain(inhibit: InhibitStage(configuration.inhibitRules), memory: memory),
             deliver: SinkDeliverStage(),
             record: RecordStage(inhibitRules: configuration.inhibitRules, maxEntries: configuration.state.maxEntries,
                                 countUpdates: countUpdates, memory: memory, history: configuration.history))
@@ -49,15 +54,16 @@ extension Pipeline<SinkDeliverStage> {
 /// The per-sink policy stages, in order. Run inside one state transaction per wave; the
 /// first stage that suppresses the delivery ends the chain for that sink.
 struct PolicyChain: Sendable {
-    /// The stages that hold configuration; the others are made where they run (empty values).
+    /// The stage that holds configuration; the others are made where they run (empty values).
     let inhibit: InhibitStage
-    let silence: SilenceStage
-    let pause: PauseStage
+    /// Where the silences and the pause are read, once per wave; none for a router
+    /// without a history (a library router, a replay).
+    let memory: RouterMemory?
 
     func decide(_ flow: inout SinkFlow, _ context: PolicyContext) {
         guard flow.passes(inhibit, context),
-              flow.passes(silence, context),
-              flow.passes(pause, context),
+              flow.passes(SilenceStage(), context),
+              flow.passes(PauseStage(), context),
               flow.passes(QuietHoursStage(), context),
               flow.passes(DedupStage(), context),
               flow.passes(GroupStage(), context),
@@ -75,11 +81,10 @@ struct PolicyChain: Sendable {
     /// Events that quiet hours held are summarised by the next wave that opens the state,
     /// so a route whose quiet hours were removed from the config since gets its summary
     /// with the next event that has a policy.
-    /// Whether a silence or the pause is in effect: their stages read no state, but the
-    /// chain must run for them even in a wave that needs none.
-    var controlsAreActive: Bool {
-        guard let controls = silence.memory?.controls() else { return false }
-        return !controls.silences.isEmpty || controls.pause != nil
+    /// The silences and the pause for a wave's ``PolicyContext``. When there are any, the
+    /// chain runs for them even in a wave that needs no state.
+    func controls(at now: Date) -> Controls {
+        memory?.controls(at: now) ?? .none
     }
 
     func needsState(_ flow: borrowing SinkFlow) -> Bool {

@@ -57,4 +57,6 @@ struct PolicyContext {
     /// Whether a clock sends what waits for a time (`serve`), or when planning, says
     /// what `serve` would do: grouping needs it.
     var keepsTime = false
+    /// The silences and the pause, read once for the wave.
+    var controls = Controls.none
 }

@@ -98,7 +98,8 @@ final class SQLiteDatabase {
                 case .null: sqlite3_bind_null(statement, position)
                 case .integer(let number): sqlite3_bind_int64(statement, position, Int64(number))
                 case .real(let number): sqlite3_bind_double(statement, position, number)
-                case .text(let text): sqlite3_bind_text(statement, position, text, -1, csqlite_transient())
+                // By its length, not up to a NUL: text may hold one (an error message, a sink's answer).
+                case .text(let text): sqlite3_bind_text(statement, position, text, Int32(clamping: text.utf8.count), csqlite_transient())
                 }
             }
             return self

@@ -46,6 +46,21 @@ enum KeyBuilder {
         }
     }
 
+    /// The parts with `separator` between them: what `joined(separator:)` gives, without its
+    /// generic path, whose first call in a process looks up associated types at run time.
+    static func join(_ parts: [String], separator: String) -> String {
+        var count = separator.utf8.count * max(0, parts.count - 1)
+        for part in parts { count += part.utf8.count }
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            var offset = 0
+            for index in parts.indices {
+                if index > 0 { copy(separator, into: buffer, at: &offset) }
+                copy(parts[index], into: buffer, at: &offset)
+            }
+            return offset
+        }
+    }
+
     @inline(__always)
     private static func copy(_ part: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
         let start = offset

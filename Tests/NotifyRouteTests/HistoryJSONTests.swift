@@ -1,0 +1,160 @@
+import Foundation
+@testable import NotifyRoute
+import Testing
+
+/// The history's rows are written by ``JSONWriter``, not `JSONEncoder`: these check that
+/// the bytes are those the encoder wrote (so that `history --json` prints, and `replay`
+/// and a pause's release read, exactly what they did), and that a row reads back whole.
+@Suite struct HistoryJSONTests {
+    /// Text that JSON must escape or must leave alone.
+    static let awkward = [
+        "plain", "", "Disk \u{e9} full \u{1F4BE} \u{05D0}\u{05D1} e\u{301} \u{FEFF}\u{2028}\u{2029}",
+        "quote \" backslash \\ slash / </script>", "tab\tnewline\ncr\rbs\u{08}ff\u{0C}",
+        String((0..<32).map { Character(Unicode.Scalar(UInt8($0))) }) + "\u{7F}\u{80}\u{9F}",
+        "\\u0041 \\n not escapes", "{\"json\": [1, 2]}",
+    ]
+
+    /// Keys that sort differently by bytes than by characters, and the text as a key too
+    /// (a dictionary literal would trap where it equals one of them).
+    static func fields(_ text: String) -> [String: String] {
+        var fields = ["PCT": "92", "pct": "93", "_": "", "\u{e9}": "e", "Z": "z", "DEV": "/dev/sda"]
+        fields[text] = text
+        return fields
+    }
+
+    static var events: [NotificationEvent] {
+        var events: [NotificationEvent] = [NotificationEvent(title: "just a title")]
+        for (index, text) in awkward.enumerated() {
+            events.append(NotificationEvent(
+                title: text, body: text, level: Level.allCases[index % Level.allCases.count],
+                timeout: index % 2 == 0 ? .after(.milliseconds(1500)) : .never, app: text, source: "src/\(text)",
+                tags: [text, "ops", "Z", "a\u{301}", "\u{e1}"], dedupKey: text, replaceKey: text, icon: "/usr/share/\(text)",
+                category: text, actions: [NotificationAction(id: "id" + text, label: "label " + text), NotificationAction(id: "ack", label: "Ack")],
+                fields: fields(text),
+                messageID: "0123456789abcdef0123456789abcdef", progress: index * 14))
+        }
+        return events
+    }
+
+    /// Every status, and every suppression reason.
+    static let statuses: [SinkOutcome.Status] = [
+        .delivered, .replaced(previous: SinkHandle("42")), .queued(reason: "no terminal \"here\""),
+        .failed(SinkError(.failed, "exit 3: \u{1B}[31mred\n")), .failed(SinkError(.timedOut, "no answer in 2s")),
+        .unavailable(reason: "no session bus at /run/user/1000/bus"), .planned(.show),
+        .suppressed(.duplicate(count: 3, window: .seconds(600), updatedInPlace: true)),
+        .suppressed(.duplicate(count: 2, window: .seconds(90), updatedInPlace: false)),
+        .suppressed(.belowMinimumLevel(.warning)), .suppressed(.alreadyRouted("route 1")),
+        .suppressed(.rateLimited(max: 5, per: .seconds(60), held: 7)), .suppressed(.quietHours(window: "22:00-07:00", held: 2)),
+        .suppressed(.inhibited(by: "inhibit 1 (source level=critical)")), .suppressed(.silenced(id: "1a2b3c4d")),
+        .suppressed(.paused(below: .critical)), .suppressed(.lastResort(tookIt: "desktop, journal")),
+        .suppressed(.grouped(group: "db \u{e9}", count: 4, due: Date(timeIntervalSince1970: 1_790_000_000.5))),
+    ]
+
+    static var reports: [DeliveryReport] {
+        events.enumerated().flatMap { index, event -> [DeliveryReport] in
+            let resolved = resolvedAsGiven(event)
+            let outcomes = statuses.enumerated().map { position, status in
+                SinkOutcome(sink: "sink\(position) \(awkward[position % awkward.count])", kind: "terminal", status: status, route: "route 1")
+            }
+            return [
+                DeliveryReport(event: resolved, matchedRules: ["rule 1 \"\(event.title)\""], matchedRoutes: ["route 1", "fallback"],
+                               outcomes: Array(outcomes[(index % outcomes.count)...]) + outcomes),
+                DeliveryReport(event: resolved, matchedRules: ["rule 2"], droppedBy: "rule 2 \"drop \(event.title)\""),
+                DeliveryReport(event: resolved),
+            ]
+        }
+    }
+
+    @Test func recordIsWhatTheEncoderWrote() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let times = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_790_000_000.25), Date()]
+        var checked = 0
+        for (index, report) in Self.reports.enumerated() {
+            let record = HistoryRecord(report, time: times[index % times.count])
+            let encoded = String(decoding: try encoder.encode(record), as: UTF8.self)
+            #expect(record.json() == encoded)
+            checked += 1
+        }
+        #expect(checked == Self.events.count * 3)
+    }
+
+    @Test func inputIsWhatTheEncoderWroteWithProgress() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for event in Self.events {
+            let encoded = String(decoding: try encoder.encode(EncodedInput(event: event)), as: UTF8.self)
+            #expect(IngestInput.json(event) == encoded)
+        }
+    }
+
+    /// What replay and a pause's release send again is the event as it was given, progress included.
+    @Test func inputReadsBackAsTheEventGiven() throws {
+        for event in Self.events {
+            let decoded = try NotificationEvent.decode(jsonLine: IngestInput.json(event))
+            #expect(decoded == event)
+        }
+    }
+
+    /// A row written to history.db and read back is the encoder's record, and the event given.
+    @Test func rowReadsBackIdentically() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("history-json-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let memory = RouterMemory(directory: directory, notice: { Issue.record("notice: \($0)") })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let reports = Array(Self.reports.prefix(24))
+        let start = Date(timeIntervalSince1970: 1_790_000_000)
+        for (index, report) in reports.enumerated() {
+            memory.record(report, input: Self.events[index / 3], settings: HistorySettings(), now: start.addingTimeInterval(Double(index)), keep: true)
+        }
+        let entries = try memory.entries(since: nil, limit: nil)
+        try #require(entries.count == reports.count)
+        for (index, entry) in entries.enumerated() {
+            let record = HistoryRecord(reports[index], time: start.addingTimeInterval(Double(index)))
+            #expect(entry.record == String(decoding: try encoder.encode(record), as: UTF8.self))
+            #expect(try NotificationEvent.decode(jsonLine: entry.input) == Self.events[index / 3])
+            #expect(entry.outcomeSummary == record.summary)
+        }
+    }
+}
+
+/// The event with every value it gave, the rest as the cascade's built-in defaults.
+private func resolvedAsGiven(_ event: NotificationEvent) -> ResolvedEvent {
+    ResolvedEvent(
+        title: event.title, body: event.body, level: event.level ?? .info, timeout: event.timeout ?? .after(.seconds(5)),
+        app: event.app ?? "notify-route", source: event.source, tags: event.tags, dedupKey: event.dedupKey,
+        replaceKey: event.replaceKey, icon: event.icon, category: event.category, actions: event.actions,
+        fields: event.fields, messageID: event.messageID, progress: event.progress)
+}
+
+/// The encoder's form of the input before the writer (`IngestInput`'s `encode(to:)` as it
+/// was), with `progress`, which it left out (so replay lost it).
+private struct EncodedInput: Encodable {
+    let event: NotificationEvent
+
+    enum CodingKeys: String, CodingKey {
+        case title, body, level, timeout, app, source, tags, dedupKey = "dedup_key", replaceKey = "replace_key"
+        case icon, category, actions, fields, messageID = "message_id", progress
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(event.title, forKey: .title)
+        try container.encodeIfPresent(event.body, forKey: .body)
+        try container.encodeIfPresent(event.level?.rawValue, forKey: .level)
+        try container.encodeIfPresent(event.timeout?.description, forKey: .timeout)
+        try container.encodeIfPresent(event.app, forKey: .app)
+        try container.encodeIfPresent(event.source, forKey: .source)
+        if !event.tags.isEmpty { try container.encode(event.tags.sorted(), forKey: .tags) }
+        try container.encodeIfPresent(event.dedupKey, forKey: .dedupKey)
+        try container.encodeIfPresent(event.replaceKey, forKey: .replaceKey)
+        try container.encodeIfPresent(event.icon, forKey: .icon)
+        try container.encodeIfPresent(event.category, forKey: .category)
+        if !event.actions.isEmpty { try container.encode(event.actions.map(\.description), forKey: .actions) }
+        if !event.fields.isEmpty { try container.encode(event.fields, forKey: .fields) }
+        try container.encodeIfPresent(event.messageID, forKey: .messageID)
+        try container.encodeIfPresent(event.progress, forKey: .progress)
+    }
+}
