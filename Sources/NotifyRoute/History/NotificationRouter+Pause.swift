@@ -26,7 +26,7 @@ extension NotificationRouter {
     /// when it ends, not with the next event; until then, its end is the next due time.
     public func deliverDuePause() async -> DueSummaries {
         var result = DueSummaries(reports: [], nextDue: nil)
-        guard let memory, let pause = memory.controls().pause else { return result }
+        guard let memory, let pause = memory.controls(at: clock.now()).pause else { return result }
         if pause.isActive(at: clock.now()) {
             result.nextDue = pause.until
         } else if let held = try? memory.release(force: false, now: clock.now()), !held.isEmpty {
