@@ -32,18 +32,11 @@ public struct EscalationTimer: Service {
     }
 
     public func run() async throws {
-        await withGracefulShutdownHandler {
-            await withTaskCancellationHandler {
-                await withDiscardingTaskGroup { group in
-                    await rounds(listening: &group)
-                    group.cancelAll()
-                }
-            } onCancel: {
-                wakeup.stop()
+        await wakeup.running {
+            await withDiscardingTaskGroup { group in
+                await rounds(listening: &group)
+                group.cancelAll()
             }
-        } onGracefulShutdown: {
-            // What is pending stays in the state store for the next daemon.
-            wakeup.stop()
         }
     }
 

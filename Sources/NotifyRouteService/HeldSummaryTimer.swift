@@ -38,16 +38,7 @@ public struct HeldSummaryTimer: Service {
     }
 
     public func run() async throws {
-        await withGracefulShutdownHandler {
-            await withTaskCancellationHandler {
-                await rounds()
-            } onCancel: {
-                wakeup.stop()
-            }
-        } onGracefulShutdown: {
-            // What is still held stays in the state store for the next daemon or `send`.
-            wakeup.stop()
-        }
+        await wakeup.running { await rounds() }
     }
 
     private func rounds() async {
@@ -108,6 +99,21 @@ public struct HeldSummaryTimer: Service {
         public func stop() {
             state.withLock { $0.stopped = true }
             poke()
+        }
+
+        /// Runs a timer's loop, `body`, until the service group shuts down gracefully or is
+        /// cancelled; either stops this wakeup. What is still pending stays in the state
+        /// store for the next daemon or `send`.
+        func running(_ body: () async -> Void) async {
+            await withGracefulShutdownHandler {
+                await withTaskCancellationHandler {
+                    await body()
+                } onCancel: {
+                    self.stop()
+                }
+            } onGracefulShutdown: {
+                self.stop()
+            }
         }
 
         /// Sleeps until poked, or for `duration` (`nil`: until poked).

@@ -214,8 +214,8 @@ public actor RouterHost {
         public var sources: [String: Int]
     }
 
-    private func heldRecords() -> [Held] {
-        guard let state = stateProbe() else { return [] }
+    private func heldRecords(_ state: RouterState?) -> [Held] {
+        guard let state else { return [] }
         let records = state.rates.map { ("rate", $0.key, $0.value) } + state.quiet.map { ("quiet", $0.key, $0.value) }
         return records.filter { $0.2.held > 0 }.map { kind, key, record in
             let parts = key.split(separator: "\u{1E}", maxSplits: 1, omittingEmptySubsequences: false)
@@ -224,8 +224,8 @@ public actor RouterHost {
         }.sorted { ($0.route, $0.sink, $0.kind) < ($1.route, $1.sink, $1.kind) }
     }
 
-    private func inhibitionRecords() -> [InhibitionStatus] {
-        guard let state = stateProbe() else { return [] }
+    private func inhibitionRecords(_ state: RouterState?) -> [InhibitionStatus] {
+        guard let state else { return [] }
         let rules = router.configuration.inhibitRules, now = Date()
         return state.inhibitors.values.filter { $0.expires > now && rules.indices.contains($0.rule) }.map { record in
             let rule = rules[record.rule]
@@ -238,6 +238,7 @@ public actor RouterHost {
 
     public func status(pid: Int32) async -> Status {
         let uptime = ContinuousClock.now - startedAt
+        let state = stateProbe()  // one read of the whole state for the held events and the inhibitions
         var sinks = counts
         for sink in router.configuration.sinks where sinks[sink.name] == nil { sinks[sink.name] = SinkCounts() }
         let retried = await retries.counts
@@ -253,8 +254,8 @@ public actor RouterHost {
             queues: Dictionary(uniqueKeysWithValues: router.configuration.sinks.compactMap { declaration in
                 router.sink(named: declaration.name).map { (declaration.name, Queue(depth: queueDepth($0), pending: $0.hasPendingWork)) }
             }),
-            held: heldRecords(), pause: pauseStatus(), silences: silenceStatus())
-        status.inhibitions = inhibitionRecords()
+            held: heldRecords(state), pause: pauseStatus(), silences: silenceStatus())
+        status.inhibitions = inhibitionRecords(state)
         if let work = try? router.pendingWork(limit: Self.pendingListed) {
             status.groups = work.groups.map {
                 GroupStatus(route: $0.route, sink: $0.sink, name: $0.name, count: $0.count, pending: $0.pending, due: HistoryTime.format($0.due))

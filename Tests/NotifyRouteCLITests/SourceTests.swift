@@ -84,6 +84,22 @@ struct SourceTests {
     }
 
     /// A launcher giving every daemon of the test one state directory, as on a real session.
+    /// Stops `daemon` as systemd does: it saves its place and exits 0.
+    func stopSavingThePlace(_ daemon: DaemonProcess) {
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit()?.status == 0, "\(daemon.log)")
+        daemon.stop()
+    }
+
+    /// A first daemon that routes the error record "one", then stops with its place saved.
+    func readOneRecordAndStop(config: URL, launcher: [String]) async throws {
+        let first = try DaemonProcess.start(config: config, launcher: launcher)
+        try await waitForLog(first, Self.started)
+        try await message("one", priority: 3)
+        _ = try await waitForEvents(1)
+        stopSavingThePlace(first)
+    }
+
     func sharedRuntime() throws -> [String] {
         let runtime = directory.appendingPathComponent("runtime")
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
@@ -186,13 +202,7 @@ struct SourceTests {
             let config = try config(sources: errorsSource())
             let launcher = try sharedRuntime()
 
-            let first = try DaemonProcess.start(config: config, launcher: launcher)
-            try await waitForLog(first, Self.started)
-            try await message("one", priority: 3)
-            _ = try await waitForEvents(1)
-            first.signal(SIGTERM)
-            #expect(first.waitForExit()?.status == 0, "\(first.log)")
-            first.stop()
+            try await readOneRecordAndStop(config: config, launcher: launcher)
 
             try await message("two", priority: 3)
             try await message("three", priority: 3)
@@ -334,9 +344,7 @@ struct SourceTests {
             try await journalctlRun(["--rotate"])
             try await message("after the rotation", priority: 3)
             _ = try await waitForEvents(2)
-            first.signal(SIGTERM)
-            #expect(first.waitForExit()?.status == 0, "\(first.log)")
-            first.stop()
+            stopSavingThePlace(first)
 
             // The file holding the saved place is archived and removed.
             try await journalctlRun(["--rotate"])
@@ -418,13 +426,7 @@ struct SourceTests {
         try await PrivateJournal.withAccess {
             let config = try config(sources: errorsSource())
             let launcher = try sharedRuntime()
-            let first = try DaemonProcess.start(config: config, launcher: launcher)
-            try await waitForLog(first, Self.started)
-            try await message("one", priority: 3)
-            _ = try await waitForEvents(1)
-            first.signal(SIGTERM)
-            #expect(first.waitForExit()?.status == 0, "\(first.log)")
-            first.stop()
+            try await readOneRecordAndStop(config: config, launcher: launcher)
 
             // A damaged state: the saved place is no cursor at all (sd_journal_seek_cursor: EINVAL).
             let database = directory.appendingPathComponent("runtime/notify-route/state.db").path
