@@ -159,17 +159,24 @@ import Testing
         #expect(text.first?.hasSuffix("info old 1 -> tty suppressed (duplicate)") == true, "\(text)")
         #expect(text.last?.hasSuffix("info new 1 -> tty delivered") == true, "\(text)")
         #expect(try setup.send(["new 2"]).status == 0)
+        // Reading the history folds what the last send spooled.
+        #expect(try setup.history().count == 3)
         #expect(try sqlite(setup, "SELECT title FROM events ORDER BY id") == "old 2\nnew 1\nnew 2")
         #expect(try sqlite(setup, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == "0")
         #expect(try sqlite(setup, "PRAGMA integrity_check") == "ok")
     }
 
     /// A one-shot command leaves the log files in place, emptied: the next does not create
-    /// them again, and everything committed is in the database file itself.
+    /// them again, and everything committed is in the database file itself. (The second
+    /// send, with no silence or pause to read, only appends to the spool; `history` folds it.)
     @Test func theLogFilesAreKeptEmptyBetweenCommands() throws {
         let setup = try setup()
         #expect(try setup.send(["one"]).status == 0)
         #expect(try setup.send(["two"]).status == 0)
+        #expect(try setup.history().count == 2)
+        let spool = try FileManager.default.attributesOfItem(atPath: setup.historyPath + "-spool")
+        #expect((spool[.size] as? NSNumber)?.intValue == 0)
+        #expect((spool[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         let wal = try FileManager.default.attributesOfItem(atPath: setup.historyPath + "-wal")
         #expect((wal[.size] as? NSNumber)?.intValue == 0)
         #expect(FileManager.default.fileExists(atPath: setup.historyPath + "-shm"))
@@ -209,6 +216,31 @@ import Testing
         let titles = Set(entries.compactMap { event($0)["title"] as? String })
         #expect(titles == Set((1...8).flatMap { p in (1...25).map { "event \(p).\($0)" } }))
         #expect(entries.allSatisfy { sinks($0).first?["status"] as? String == "delivered" })
+        #expect(try sqlite(setup, "PRAGMA integrity_check") == "ok")
+    }
+
+    /// Large events from eight processes, so that senders fold the spool into history.db
+    /// while others append to it: none is lost or recorded twice.
+    @Test func concurrentSendersFoldingTheSpoolLoseNothing() throws {
+        let setup = try setup("sinks: { tty: { kind: terminal } }\nfallback: [tty]\n")
+        #expect(try setup.send(["first"]).status == 0)
+        let script = """
+            body=$(head -c 3000 /dev/zero | tr '\\0' x)
+            for p in 1 2 3 4 5 6 7 8; do
+              ( for i in $(seq 25); do "$0" send --config "$1" -s "p$p" "event $p.$i" "$body" 2>/dev/null || echo "send failed: $?" >&2; done ) &
+            done
+            wait
+            """
+        let result = try ProcessRunner.run(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", script, TestEnvironment.notifyRouteBinary.path, setup.config.path],
+            environment: setup.environment, timeLimit: .seconds(600))
+        #expect(!result.timedOut)
+        #expect(result.standardError.isEmpty)
+        // About 9 KB a line: senders found the spool past its 256 KB bound several times on the way.
+        #expect(Int(try sqlite(setup, "SELECT count(*) FROM events")) ?? 0 > 1)
+        let titles = try setup.history().compactMap { event($0)["title"] as? String }
+        #expect(titles.count == 201)
+        #expect(Set(titles) == Set(["first"] + (1...8).flatMap { p in (1...25).map { "event \(p).\($0)" } }))
         #expect(try sqlite(setup, "PRAGMA integrity_check") == "ok")
     }
 

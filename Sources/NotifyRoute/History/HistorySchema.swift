@@ -62,6 +62,10 @@ enum HistorySchema {
             FROM (SELECT id, sum(bytes) OVER (ORDER BY id) AS total FROM events) AS running
             WHERE events.id = running.id;
         """,
+        // 3: the tokens of the spool's lines that the last fold committed (HistorySpool).
+        """
+        CREATE TABLE folded(token TEXT PRIMARY KEY) WITHOUT ROWID;
+        """,
     ]
 
     static var version: Int { migrations.count }

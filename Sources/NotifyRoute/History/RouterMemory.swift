@@ -38,6 +38,7 @@ public final class RouterMemory: Sendable {
     private let notice: @Sendable (String) -> Void
     private let connection = Mutex<Connection?>(nil)
     private let marker: ControlsMarker
+    private let spool: HistorySpool
 
     static let fileName = "history.db"
     static let maximumBytes = 1 << 30
@@ -54,6 +55,7 @@ public final class RouterMemory: Sendable {
         self.busyTimeout = busyTimeout
         self.notice = notice
         marker = ControlsMarker(directory: directory)
+        spool = HistorySpool(directory: directory)
     }
 
     /// `$XDG_STATE_HOME/notify-route`, else `$HOME/.local/state/notify-route`: made (0700)
@@ -98,6 +100,9 @@ public final class RouterMemory: Sendable {
     /// Appends the event `report` settled, and the event as given, as one transaction;
     /// drops the oldest past the bounds. Events a pause held are kept for its release.
     /// A failure is told to `notice`: losing a history record never loses the event.
+    ///
+    /// A one-shot command that found no silence and no pause to read (history.db not
+    /// opened) appends the record to the ``HistorySpool`` instead.
     func record(_ report: DeliveryReport, input: NotificationEvent, settings: HistorySettings, now: Date, keep: Bool) {
         let held = report.outcomes.contains { if case .suppressed(.paused) = $0.status { true } else { false } }
         guard keep || held else { return }
@@ -105,16 +110,25 @@ public final class RouterMemory: Sendable {
         let record = keep ? HistoryRecord(report, time: now) : nil
         let recordJSON = record?.json() ?? ""
         let event = report.event
+        let row = HistorySpool.Row(
+            token: HistorySpool.Row.token(), time: now.timeIntervalSince1970, level: event.level.rawValue, source: event.source,
+            app: event.app, title: event.title, body: event.body, category: event.category,
+            tags: KeyBuilder.join(event.tags.sorted(), separator: "\u{1F}"), record: recordJSON, input: inputJSON,
+            summary: record?.summary ?? "", maxEvents: settings.maxEvents, maxBytes: settings.maxBytes)
+        if keep && !held && !keepsOpen && connection.withLock({ $0 == nil }) && marker.rulesOut(at: now),
+           let size = spool.append(row) {
+            // Past its bound, this send folds the spool (opening history.db does).
+            if size >= HistorySpool.foldBytes {
+                do { try withConnection { _ in } } catch { notice("history: \(error); the spool is folded later") }
+                close()
+            }
+            return
+        }
         do {
             try withConnection { connection in
                 try connection.write { db throws(SQLiteDatabase.Failure) in
                     if keep {
-                        try connection.statement(.insertEvent).bind(
-                            .real(now.timeIntervalSince1970), .text(event.level.rawValue), Self.text(event.source), .text(event.app),
-                            .text(event.title), Self.text(event.body), Self.text(event.category),
-                            .text(KeyBuilder.join(event.tags.sorted(), separator: "\u{1F}")), .text(recordJSON), .text(inputJSON),
-                            .integer(recordJSON.utf8.count + inputJSON.utf8.count), .text(record?.summary ?? "")
-                        ).run()
+                        try connection.insert(row)
                         try connection.evict(settings)
                     }
                     // Changes no control: the place to say, once after they change, that none is stored.
@@ -134,7 +148,7 @@ public final class RouterMemory: Sendable {
         if !keepsOpen { close() }
     }
 
-    private static func text(_ value: String?) -> SQLiteDatabase.Value { value.map { .text($0) } ?? .null }
+    fileprivate static func text(_ value: String?) -> SQLiteDatabase.Value { value.map { .text($0) } ?? .null }
 
     // MARK: Controls
 
@@ -263,6 +277,11 @@ public final class RouterMemory: Sendable {
             if connection == nil { connection = try open() }
             guard let open = connection else { throw Failure(description: "no history database") }
             do {
+                // Whoever opens history.db folds the spool first: its lines are older than what follows.
+                if !open.foldedSpool {
+                    open.foldedSpool = true
+                    if spool.mayHoldLines { try fold(into: open) }
+                }
                 return try body(open)
             } catch let failure as SQLiteDatabase.Failure {
                 connection = nil
@@ -273,6 +292,19 @@ public final class RouterMemory: Sendable {
                 throw Failure(description: "\(databasePath): \(failure.description)")
             }
         }
+    }
+
+    /// The spool's lines into history.db, in one transaction that takes the spool's lock
+    /// after the database's; the spool is emptied once they are committed.
+    private func fold(into connection: Connection) throws(SQLiteDatabase.Failure) {
+        let deadline = ContinuousClock.now + busyTimeout
+        let fold = try connection.write { _ throws(SQLiteDatabase.Failure) -> HistorySpool.Fold? in
+            guard let fold = spool.lockForFold(until: deadline, notice: notice) else { return nil }
+            try connection.fold(fold.rows)
+            return fold
+        }
+        fold?.clear()
+        for dropped in fold?.dropped ?? [] { notice("history: \(dropped)") }
     }
 
     private func open() throws -> Connection {
@@ -333,6 +365,8 @@ public final class RouterMemory: Sendable {
         private var statements: [Query: SQLiteDatabase.Statement] = [:]
         private var cached: Controls?
         private var dataVersion = -1
+        /// Whether this connection has folded the spool since it was opened.
+        var foldedSpool = false
 
         init(_ database: SQLiteDatabase) { self.database = database }
 
@@ -343,6 +377,9 @@ public final class RouterMemory: Sendable {
                         ?11 + coalesce((SELECT upto FROM events ORDER BY id DESC LIMIT 1), 0), ?12)
                 """
             case insertHeld = "INSERT INTO held(time, level, source, input) VALUES (?, ?, ?, ?)"
+            case foldedTokens = "SELECT token FROM folded"
+            case clearFolded = "DELETE FROM folded"
+            case insertFolded = "INSERT OR IGNORE INTO folded(token) VALUES (?)"
             case boundHeld = "DELETE FROM held WHERE id <= (SELECT max(id) FROM held) - ?"
             case allHeld = "SELECT time, level, source, input FROM held ORDER BY id"
             // Events are only ever deleted oldest first, so their ids are consecutive.
@@ -394,6 +431,27 @@ public final class RouterMemory: Sendable {
             }
             cached = nil
             return result
+        }
+
+        func insert(_ row: HistorySpool.Row) throws(SQLiteDatabase.Failure) {
+            try statement(.insertEvent).bind(
+                .real(row.time), .text(row.level), RouterMemory.text(row.source), .text(row.app), .text(row.title),
+                RouterMemory.text(row.body), RouterMemory.text(row.category), .text(row.tags), .text(row.record),
+                .text(row.input), .integer(row.bytes), .text(row.summary)
+            ).run()
+        }
+
+        /// Inserts the spool's `rows` but those the last fold committed (its file was not
+        /// emptied: the fold was killed after its commit), then keeps these rows' tokens for
+        /// the next fold, and drops the oldest past the bounds the last row was recorded with.
+        func fold(_ rows: [HistorySpool.Row]) throws(SQLiteDatabase.Failure) {
+            var committed: Set<String> = []
+            let tokens = try statement(.foldedTokens).bind()
+            while try tokens.step() { if let token = tokens.text(0) { committed.insert(token) } }
+            for row in rows where !committed.contains(row.token) { try insert(row) }
+            try statement(.clearFolded).bind().run()
+            for row in rows { try statement(.insertFolded).bind(.text(row.token)).run() }
+            if let last = rows.last { try evict(HistorySettings(maxEvents: last.maxEvents, maxBytes: last.maxBytes)) }
         }
 
         /// Drops the oldest events past either bound.

@@ -1,0 +1,132 @@
+import Foundation
+@testable import NotifyRoute
+import NotifyRouteTestSupport
+import Testing
+
+/// The history's spool: a one-shot `send` with no silence or pause appends its record to
+/// `history.db-spool` without opening history.db, and whoever opens history.db next folds
+/// it in. Each `RouterMemory` here is its own connection, as another process's would be.
+@Suite struct HistorySpoolTests {
+    let directory: String
+    let start = Date(timeIntervalSince1970: 1_790_000_000)
+
+    init() throws {
+        directory = try TestEnvironment.temporaryDirectory("notify-route-spool").path
+        chmod(directory, 0o700)
+    }
+
+    func memory(notices: NoticeLog? = nil) -> RouterMemory {
+        RouterMemory(directory: directory, keepsOpen: false, notice: { message in
+            if let notices { notices.append(message) } else { Issue.record("notice: \(message)") }
+        })
+    }
+
+    final class NoticeLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var messages: [String] = []
+        func append(_ message: String) { lock.withLock { messages.append(message) } }
+        var all: [String] { lock.withLock { messages } }
+    }
+
+    func record(_ memory: RouterMemory, _ title: String, body: String? = nil, at time: Date,
+                settings: HistorySettings = HistorySettings()) {
+        let report = DeliveryReport(event: ResolvedEvent(title: title, body: body), outcomes: [
+            SinkOutcome(sink: "tty", kind: "terminal", status: .delivered, route: "route 1"),
+        ])
+        memory.record(report, input: NotificationEvent(title: title, body: body), settings: settings, now: time, keep: true)
+    }
+
+    var spoolPath: String { directory + "/history.db-spool" }
+    var spoolSize: Int { (try? FileManager.default.attributesOfItem(atPath: spoolPath)[.size] as? Int) ?? -1 }
+
+    func openDatabases() throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter { fd in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")) == directory + "/history.db"
+        }.count
+    }
+
+    func titles() throws -> [String] {
+        try memory().entries(since: nil, limit: nil).map(\.subject.title)
+    }
+
+    @Test func aSendWithNoControlsAppendsWithoutOpeningTheDatabase() throws {
+        // The first record opens history.db (no marker yet says there are no controls) and writes the marker.
+        record(memory(), "first", at: start)
+        #expect(spoolSize <= 0)
+        let sender = memory()
+        record(sender, "second", at: start.addingTimeInterval(1))
+        #expect(spoolSize > 0)
+        #expect(try openDatabases() == 0)
+        // Reading the history folds the spool in, in order, and empties it.
+        #expect(try titles() == ["first", "second"])
+        #expect(spoolSize == 0)
+        record(sender, "third", at: start.addingTimeInterval(2))
+        #expect(try titles() == ["first", "second", "third"])
+    }
+
+    @Test func aRowReadsBackAsWritten() throws {
+        let row = HistorySpool.Row(
+            token: HistorySpool.Row.token(), time: 1_790_000_000.125, level: "warning", source: nil, app: "backup",
+            title: "Disk \u{FFFD} full\nwith a newline", body: "", category: nil, tags: "a\u{1F}b", record: #"{"x":"\u00ff"}"#,
+            input: "{}", summary: "tty delivered", maxEvents: 7, maxBytes: 8192)
+        let line = row.line()
+        #expect(line.last == 0xFE)
+        #expect(HistorySpool.Row(line: line.dropLast()) == row)
+        #expect(HistorySpool.Row(line: line.dropLast(5)) == nil)
+    }
+
+    @Test func aFoldKilledAfterItsCommitDoesNotInsertTwice() throws {
+        record(memory(), "first", at: start)
+        record(memory(), "second", at: start.addingTimeInterval(1))
+        let lines = try Data(contentsOf: URL(fileURLWithPath: spoolPath))
+        #expect(try titles() == ["first", "second"])
+        // As if the fold had been killed between its commit and emptying the file.
+        try lines.write(to: URL(fileURLWithPath: spoolPath))
+        #expect(try titles() == ["first", "second"])
+        // And the next lines after such a fold are folded as usual.
+        record(memory(), "third", at: start.addingTimeInterval(2))
+        #expect(try titles() == ["first", "second", "third"])
+    }
+
+    @Test func aLineCutShortIsDroppedAlone() throws {
+        record(memory(), "first", at: start)
+        record(memory(), "second", at: start.addingTimeInterval(1))
+        let handle = try #require(FileHandle(forWritingAtPath: spoolPath))
+        handle.seekToEndOfFile()
+        handle.write(Data([0x31, 0xFF, 0x61, 0x62]))
+        try handle.close()
+        let notices = NoticeLog()
+        #expect(try memory(notices: notices).entries(since: nil, limit: nil).map(\.subject.title) == ["first", "second"])
+        #expect(notices.all.contains { $0.contains("cut short") }, "\(notices.all)")
+        #expect(spoolSize == 0)
+    }
+
+    @Test func theSenderThatFindsTheSpoolLargeFoldsItWithItsBounds() throws {
+        record(memory(), "first", at: start)
+        let bounds = HistorySettings(maxEvents: 5)
+        var count = 1
+        while spoolSize + 40_000 < HistorySpool.foldBytes {
+            record(memory(), "event \(count)", body: String(repeating: "x", count: 8_000), at: start.addingTimeInterval(Double(count)),
+                   settings: bounds)
+            count += 1
+        }
+        #expect(count > 5 && spoolSize > 0)
+        // The next one crosses the bound: the spool is folded, and the oldest dropped past max_events.
+        record(memory(), "last", body: String(repeating: "y", count: 20_000), at: start.addingTimeInterval(1000), settings: bounds)
+        #expect(spoolSize == 0)
+        #expect(try openDatabases() == 0)
+        let titles = try titles()
+        #expect(titles == (count - 4..<count).map { "event \($0)" } + ["last"])
+    }
+
+    @Test func aSpoolThatIsNotARegularFileOfOursIsRemoved() throws {
+        record(memory(), "first", at: start)
+        try FileManager.default.createSymbolicLink(atPath: spoolPath, withDestinationPath: "/etc/passwd")
+        // Not appended to: recorded in history.db, which removes the link as it opens.
+        let notices = NoticeLog()
+        record(memory(notices: notices), "second", at: start.addingTimeInterval(1))
+        #expect(try titles() == ["first", "second"])
+        #expect(notices.all.contains { $0.contains("symbolic link") }, "\(notices.all)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: spoolPath)) == nil)
+    }
+}
