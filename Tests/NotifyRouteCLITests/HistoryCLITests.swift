@@ -198,19 +198,25 @@ import Testing
         #expect(!json.contains("\u{1B}"))
     }
 
-    @Test func sendsFromEightConcurrentProcessesAreAllRecorded() throws {
-        let setup = try setup("sinks: { tty: { kind: terminal } }\nfallback: [tty]\n")
+    /// `send "event P.I" BODY` 25 times from each of eight processes at once (source `pP`).
+    func sendFromEightProcesses(_ setup: Setup, bodyBytes: Int = 0) throws {
         let script = """
+            body=$(head -c "$2" /dev/zero | tr '\\0' x)
             for p in 1 2 3 4 5 6 7 8; do
-              ( for i in $(seq 25); do "$0" send --config "$1" -s "p$p" "event $p.$i" 2>/dev/null || echo "send failed: $?" >&2; done ) &
+              ( for i in $(seq 25); do "$0" send --config "$1" -s "p$p" "event $p.$i" $body 2>/dev/null || echo "send failed: $?" >&2; done ) &
             done
             wait
             """
         let result = try ProcessRunner.run(
-            URL(fileURLWithPath: "/bin/sh"), ["-c", script, TestEnvironment.notifyRouteBinary.path, setup.config.path],
+            URL(fileURLWithPath: "/bin/sh"), ["-c", script, TestEnvironment.notifyRouteBinary.path, setup.config.path, String(bodyBytes)],
             environment: setup.environment, timeLimit: .seconds(600))
         #expect(!result.timedOut)
         #expect(result.standardError.isEmpty)
+    }
+
+    @Test func sendsFromEightConcurrentProcessesAreAllRecorded() throws {
+        let setup = try setup("sinks: { tty: { kind: terminal } }\nfallback: [tty]\n")
+        try sendFromEightProcesses(setup)
         let entries = try setup.history()
         #expect(entries.count == 200)
         let titles = Set(entries.compactMap { event($0)["title"] as? String })
@@ -224,19 +230,8 @@ import Testing
     @Test func concurrentSendersFoldingTheSpoolLoseNothing() throws {
         let setup = try setup("sinks: { tty: { kind: terminal } }\nfallback: [tty]\n")
         #expect(try setup.send(["first"]).status == 0)
-        let script = """
-            body=$(head -c 3000 /dev/zero | tr '\\0' x)
-            for p in 1 2 3 4 5 6 7 8; do
-              ( for i in $(seq 25); do "$0" send --config "$1" -s "p$p" "event $p.$i" "$body" 2>/dev/null || echo "send failed: $?" >&2; done ) &
-            done
-            wait
-            """
-        let result = try ProcessRunner.run(
-            URL(fileURLWithPath: "/bin/sh"), ["-c", script, TestEnvironment.notifyRouteBinary.path, setup.config.path],
-            environment: setup.environment, timeLimit: .seconds(600))
-        #expect(!result.timedOut)
-        #expect(result.standardError.isEmpty)
-        // About 9 KB a line: senders found the spool past its 256 KB bound several times on the way.
+        try sendFromEightProcesses(setup, bodyBytes: 3000)
+        // About 12 KB a line: senders found the spool past its 256 KB bound several times on the way.
         #expect(Int(try sqlite(setup, "SELECT count(*) FROM events")) ?? 0 > 1)
         let titles = try setup.history().compactMap { event($0)["title"] as? String }
         #expect(titles.count == 201)

@@ -28,9 +28,9 @@ struct HistorySpool {
     let directory: String
     var path: String { directory + "/" + Self.fileName }
 
-    private static let field: UInt8 = 0xFF
-    private static let end: UInt8 = 0xFE
-    private static let absent: UInt8 = 0xFD
+    fileprivate static let field: UInt8 = 0xFF
+    fileprivate static let end: UInt8 = 0xFE
+    fileprivate static let absent: UInt8 = 0xFD
 
     /// One recorded event, as history.db's `events` table takes it, with the bounds of the
     /// config that recorded it (the fold drops the oldest past them).
@@ -66,48 +66,6 @@ struct HistorySpool {
             }
             bytes.append(HistorySpool.end)
             return bytes
-        }
-
-        /// The row of one line (without its end byte); `nil` when it is not one.
-        init?(line: ArraySlice<UInt8>) {
-            let fields = line.split(separator: HistorySpool.field, omittingEmptySubsequences: false)
-            guard fields.count == 15 else { return nil }
-            var values: [String?] = []
-            values.reserveCapacity(15)
-            for field in fields {
-                if field.count == 1 && field.first == HistorySpool.absent {
-                    values.append(nil)
-                } else {
-                    guard let text = String(validating: field, as: UTF8.self) else { return nil }
-                    values.append(text)
-                }
-            }
-            guard values[0] == HistorySpool.format, let token = values[1], let time = values[2].flatMap(Double.init),
-                  let level = values[3], let app = values[5], let title = values[6], let tags = values[9],
-                  let record = values[10], let input = values[11], let summary = values[12],
-                  let maxEvents = values[13].flatMap({ Int($0) }), let maxBytes = values[14].flatMap({ Int($0) })
-            else { return nil }
-            self.init(token: token, time: time, level: level, source: values[4], app: app, title: title, body: values[7],
-                      category: values[8], tags: tags, record: record, input: input, summary: summary,
-                      maxEvents: maxEvents, maxBytes: maxBytes)
-        }
-
-        init(token: String, time: Double, level: String, source: String?, app: String, title: String, body: String?,
-             category: String?, tags: String, record: String, input: String, summary: String, maxEvents: Int, maxBytes: Int) {
-            self.token = token
-            self.time = time
-            self.level = level
-            self.source = source
-            self.app = app
-            self.title = title
-            self.body = body
-            self.category = category
-            self.tags = tags
-            self.record = record
-            self.input = input
-            self.summary = summary
-            self.maxEvents = maxEvents
-            self.maxBytes = maxBytes
         }
     }
 
@@ -209,5 +167,31 @@ struct HistorySpool {
         }
         if unreadable > 0 { dropped.append("\(unreadable) unreadable line\(unreadable == 1 ? "" : "s") dropped") }
         return Fold(file: file, rows: rows, dropped: dropped)
+    }
+}
+
+extension HistorySpool.Row {
+    /// The row of one line (without its end byte); `nil` when it is not one.
+    init?(line: ArraySlice<UInt8>) {
+        let fields = line.split(separator: HistorySpool.field, omittingEmptySubsequences: false)
+        guard fields.count == 15 else { return nil }
+        var values: [String?] = []
+        values.reserveCapacity(15)
+        for field in fields {
+            if field.count == 1 && field.first == HistorySpool.absent {
+                values.append(nil)
+            } else {
+                guard let text = String(validating: field, as: UTF8.self) else { return nil }
+                values.append(text)
+            }
+        }
+        guard values[0] == HistorySpool.format, let token = values[1], let time = values[2].flatMap(Double.init),
+              let level = values[3], let app = values[5], let title = values[6], let tags = values[9],
+              let record = values[10], let input = values[11], let summary = values[12],
+              let maxEvents = values[13].flatMap({ Int($0) }), let maxBytes = values[14].flatMap({ Int($0) })
+        else { return nil }
+        self.init(token: token, time: time, level: level, source: values[4], app: app, title: title, body: values[7],
+                  category: values[8], tags: tags, record: record, input: input, summary: summary,
+                  maxEvents: maxEvents, maxBytes: maxBytes)
     }
 }
