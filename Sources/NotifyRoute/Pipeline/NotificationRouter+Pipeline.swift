@@ -72,14 +72,34 @@ extension NotificationRouter {
     nonisolated(nonsending) func wave<Deliver>(_ targets: [RouteTarget], _ event: RoutedEvent, _ resolved: ResolvedEvent, failoverFor: [String: [String]],
                       through pipeline: Pipeline<Deliver>) async -> [SinkOutcome] {
         var wave = pipeline.fanOut.run(targets, event, resolved: resolved, failoverFor: failoverFor)
+        if !wave.flows.isEmpty {
+            decide(&wave, by: pipeline.policy, keepingState: pipeline.deliver.keepsState)
+            await pipeline.deliver.deliver(&wave)
+        }
+        return settle(&wave, event, through: pipeline)
+    }
+
+    // `decide` and `settle` stay out of line: inlined into `wave`, an async function, every
+    // `Date` they hold (a type of another module, of unknown size) was allocated on the
+    // task's allocator for every wave.
+
+    /// Before the deliver stage: the policy stages, when a stage needs the state or there
+    /// are silences or a pause, and the count updates they coalesced.
+    @inline(never)
+    private func decide(_ wave: inout Wave, by policy: PolicyChain, keepingState keepsState: Bool) {
+        let controls = policy.controls(at: clock.now())
+        if !controls.isEmpty || wave.flows.contains(where: { policy.needsState($0) }) {
+            decide(&wave, by: policy, controls: controls, keepingState: keepsState)
+        }
+        for position in wave.flows.indices { if let flush = wave.flows[position].flush { schedule(flush) } }
+    }
+
+    /// After the deliver stage: what a failed summary held goes back, the timers are armed,
+    /// and the record stage settles the outcomes.
+    @inline(never)
+    private func settle<Deliver>(_ wave: inout Wave, _ event: RoutedEvent, through pipeline: Pipeline<Deliver>) -> [SinkOutcome] {
         let keepsState = pipeline.deliver.keepsState
         if !wave.flows.isEmpty {
-            let controls = pipeline.policy.controls(at: clock.now())
-            if !controls.isEmpty || wave.flows.contains(where: { pipeline.policy.needsState($0) }) {
-                decide(&wave, by: pipeline.policy, controls: controls, keepingState: keepsState)
-            }
-            for position in wave.flows.indices { if let flush = wave.flows[position].flush { schedule(flush) } }
-            await pipeline.deliver.deliver(&wave)
             if keepsState { restoreUndeliveredSummaries(wave.flows) }
             armTimers(&wave, event, keepingState: keepsState)
         }

@@ -182,8 +182,10 @@ struct RecordStage: Sendable {
 
 extension RecordStage {
     /// Appends the settled event to the history, unless a rule said `history: false`
-    /// (what a pause held is kept for its release all the same).
-    func remember(_ routed: borrowing RoutedEvent, _ report: DeliveryReport, now: Date) {
-        memory?.record(report, input: routed.explicit, settings: history, now: now, keep: routed.ruleLayer.history)
+    /// (what a pause held is kept for its release all the same). `now` is read only when
+    /// there is a history.
+    func remember(_ routed: borrowing RoutedEvent, _ report: DeliveryReport, now: @autoclosure () -> Date) {
+        guard let memory else { return }
+        memory.record(report, input: routed.explicit, settings: history, now: now(), keep: routed.ruleLayer.history)
     }
 }
