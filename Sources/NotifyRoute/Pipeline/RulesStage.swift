@@ -64,7 +64,8 @@ struct RulesStage: EventStage {
 
 extension EventEffects {
     /// Layers `other` over `self`: its values win, its tags and fields add up.
-    // Inlined: called out of line, the rule's effects were copied whole to be passed.
+    // Inlined: called for every matching rule of every event, and cheaper inlined than
+    // called (the routing benchmark).
     @inline(__always)
     mutating func apply(_ other: borrowing EventEffects) {
         level = other.level ?? level
