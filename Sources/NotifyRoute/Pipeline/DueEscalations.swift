@@ -28,7 +28,9 @@ extension NotificationRouter {
         var timers: [String: PendingTimer] = [:]
         var order: [String] = []
         var input: String?
-        for flow in wave.flows where flow.decision.suppressed == nil {
+        // Only the flows that arm something are copied out of the wave (most arm nothing).
+        for position in wave.flows.indices where Self.armsTimer(wave.flows[position]) {
+            let flow = wave.flows[position]
             let delivered = flow.answer.receipt?.handle.map { PendingTimer.watch(sink: flow.target.sinkName, handle: $0) }
             if let due = flow.decision.escalatesAt, let escalation = flow.target.route?.escalation {
                 let verb = keepingState ? "escalates" : "would escalate"
@@ -66,6 +68,13 @@ extension NotificationRouter {
                 wave.outcomes[flow.index].notes.append("escalation not armed: state unavailable (\(error))")
             }
         }
+    }
+
+    /// Whether an unsuppressed flow has an escalation or carries the snooze action: the flows
+    /// ``armTimers(_:_:keepingState:)`` notes and arms.
+    private static func armsTimer(_ flow: borrowing SinkFlow) -> Bool {
+        flow.decision.suppressed == nil
+            && (flow.decision.escalatesAt != nil || flow.event.actions.contains { $0.id == Snooze.actionID })
     }
 
     /// Acknowledges what a user did with a notification: an action or a dismissal stops its

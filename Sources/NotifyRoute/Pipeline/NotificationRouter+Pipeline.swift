@@ -1,21 +1,18 @@
-/// Runs an event through a ``Pipeline``: the event stages once, then a wave of the
-/// per-sink stages for the routed sinks and one for the failover sinks of those that
-/// failed or were unavailable.
+/// Runs a routed event through the rest of a ``Pipeline``: a wave of the per-sink stages
+/// for the routed sinks and one for the failover sinks of those that failed or were
+/// unavailable.
 extension NotificationRouter {
     // `nonisolated(nonsending)` here and on `wave`: they run on `send`'s executor, without
     // the executor switch an async function's entry makes otherwise.
-    nonisolated(nonsending) func run<Deliver>(_ event: NotificationEvent, only sinkNames: [String]?, through pipeline: Pipeline<Deliver>,
-             tracing: Bool = false) async throws(EventError) -> (event: RoutedEvent, report: DeliveryReport) {
-        var routing = RoutedEvent(event, only: sinkNames, tracing: tracing)
-        try pipeline.route(&routing)
-        // A constant from here on: the waves borrow it instead of copying a variable.
-        let routed = consume routing
+    /// `routed` is what the event stages (``Pipeline/route(_:only:tracing:)``) made of the
+    /// event; the caller keeps it (`explain` reads its traces), and the waves borrow it.
+    nonisolated(nonsending) func run<Deliver>(_ routed: RoutedEvent, through pipeline: Pipeline<Deliver>) async -> DeliveryReport {
         let resolved = pipeline.fanOut.resolve(routed)
         guard routed.droppedBy == nil else {
             let report = DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
                                         droppedBy: routed.droppedBy, notes: routed.notes)
             if pipeline.deliver.keepsState { pipeline.record.remember(routed, report, now: clock.now()) }
-            return (routed, report)
+            return report
         }
         // Last-resort sinks (``SinkCapabilities/lastResort``) wait for the others' outcomes.
         var targets = routed.targets, lastResort: [RouteTarget] = []
@@ -48,7 +45,7 @@ extension NotificationRouter {
         let report = DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
                                     outcomes: outcomes, notes: routed.notes)
         if pipeline.deliver.keepsState { pipeline.record.remember(routed, report, now: clock.now()) }
-        return (routed, report)
+        return report
     }
 
     /// The last-resort sinks' part: a wave of their own when no other sink took the event
@@ -75,14 +72,34 @@ extension NotificationRouter {
     nonisolated(nonsending) func wave<Deliver>(_ targets: [RouteTarget], _ event: RoutedEvent, _ resolved: ResolvedEvent, failoverFor: [String: [String]],
                       through pipeline: Pipeline<Deliver>) async -> [SinkOutcome] {
         var wave = pipeline.fanOut.run(targets, event, resolved: resolved, failoverFor: failoverFor)
+        if !wave.flows.isEmpty {
+            decide(&wave, by: pipeline.policy, keepingState: pipeline.deliver.keepsState)
+            await pipeline.deliver.deliver(&wave)
+        }
+        return settle(&wave, event, through: pipeline)
+    }
+
+    // `decide` and `settle` stay out of line: inlined into `wave`, an async function, every
+    // `Date` they hold (a type of another module, of unknown size) was allocated on the
+    // task's allocator for every wave.
+
+    /// Before the deliver stage: the policy stages, when a stage needs the state or there
+    /// are silences or a pause, and the count updates they coalesced.
+    @inline(never)
+    private func decide(_ wave: inout Wave, by policy: PolicyChain, keepingState keepsState: Bool) {
+        let controls = policy.controls(at: clock.now())
+        if !controls.isEmpty || wave.flows.contains(where: { policy.needsState($0) }) {
+            decide(&wave, by: policy, controls: controls, keepingState: keepsState)
+        }
+        for position in wave.flows.indices { if let flush = wave.flows[position].flush { schedule(flush) } }
+    }
+
+    /// After the deliver stage: what a failed summary held goes back, the timers are armed,
+    /// and the record stage settles the outcomes.
+    @inline(never)
+    private func settle<Deliver>(_ wave: inout Wave, _ event: RoutedEvent, through pipeline: Pipeline<Deliver>) -> [SinkOutcome] {
         let keepsState = pipeline.deliver.keepsState
         if !wave.flows.isEmpty {
-            let controls = pipeline.policy.controls(at: clock.now())
-            if !controls.isEmpty || wave.flows.contains(where: { pipeline.policy.needsState($0) }) {
-                decide(&wave, by: pipeline.policy, controls: controls, keepingState: keepsState)
-            }
-            for flow in wave.flows { if let flush = flow.flush { schedule(flush) } }
-            await pipeline.deliver.deliver(&wave)
             if keepsState { restoreUndeliveredSummaries(wave.flows) }
             armTimers(&wave, event, keepingState: keepsState)
         }

@@ -25,6 +25,14 @@ struct Pipeline<Deliver: DeliverStage>: Sendable {
     let deliver: Deliver
     let record: RecordStage
 
+    /// The event stages for `event`: what the router's ``NotificationRouter/run(_:through:)``
+    /// delivers. `only`: `--sink`; `tracing`: `explain`'s account of every rule and route.
+    func route(_ event: NotificationEvent, only sinkNames: [String]?, tracing: Bool = false) throws(EventError) -> RoutedEvent {
+        var routed = RoutedEvent(event, only: sinkNames, tracing: tracing)
+        try route(&routed)
+        return routed
+    }
+
     /// Run once per event, in order: what the event is and where it goes.
     func route(_ event: inout RoutedEvent) throws(EventError) {
         try NormaliseStage().run(&event)

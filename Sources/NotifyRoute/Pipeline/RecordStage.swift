@@ -25,21 +25,18 @@ struct RecordStage: Sendable {
         var rollbacks: [RouterState.Key] = []
         var finishedUpdates: [RouterState.Key] = []
         var handles = false  // whether a committed delivery returned a handle to remember
-        // Each flow passed in place from a buffer: copied out of `wave.flows` (an array's
-        // subscript), every flow's references were retained and released once per loop.
-        let flows = wave.flows
-        flows.withUnsafeBufferPointer { flows in
-            for position in flows.indices {
-                switch settle(flows[position], &wave.outcomes[flows[position].index]) {
-                case .none: break
-                case .committed:
-                    if firstCommitted == nil { firstCommitted = position }
-                    if flows[position].answer.receipt?.handle != nil && Self.remembersHandle(flows[position]) { handles = true }
-                case .rollback(let key): rollbacks.append(key)
-                case .finishedUpdate(let key): finishedUpdates.append(key)
-                }
+        for position in wave.flows.indices {
+            let index = wave.flows[position].index
+            switch settle(&wave.flows[position], &wave.outcomes[index]) {
+            case .none: break
+            case .committed(let remembersHandle):
+                if firstCommitted == nil { firstCommitted = position }
+                if remembersHandle { handles = true }
+            case .rollback(let key): rollbacks.append(key)
+            case .finishedUpdate(let key): finishedUpdates.append(key)
             }
         }
+        let flows = wave.flows
         if !planning { log(wave.outcomes, logger) }
         let inhibits = !inhibitRules.isEmpty && firstCommitted != nil
         if handles || !rollbacks.isEmpty || inhibits {
@@ -65,8 +62,9 @@ struct RecordStage: Sendable {
     /// What ``settle(_:_:)`` leaves for the wave's state transaction.
     private enum Settled {
         case none
-        /// Showed something: its handle is remembered.
-        case committed
+        /// Showed something; `remembersHandle`: it returned a handle that has a place in
+        /// the state (``remembersHandle(_:)``).
+        case committed(remembersHandle: Bool)
         /// Failed: its new dedup window is undone.
         case rollback(RouterState.Key)
         /// A count update that has returned.
@@ -85,8 +83,9 @@ struct RecordStage: Sendable {
         flow.handleKey != nil || flow.decision.createdWindow
     }
 
-    /// One flow's outcome from what its sink answered (or, planning, would be asked).
-    private func settle(_ flow: borrowing SinkFlow, _ outcome: inout SinkOutcome) -> Settled {
+    /// One flow's outcome from what its sink answered (or, planning, would be asked). The
+    /// flow is only read: `inout` passes it in place, where a borrowed flow was copied first.
+    private func settle(_ flow: inout SinkFlow, _ outcome: inout SinkOutcome) -> Settled {
         outcome.duration = flow.answer.duration
         if let note = flow.decision.note { outcome.notes.append(note) }
         if flow.answer.planned {
@@ -130,7 +129,7 @@ struct RecordStage: Sendable {
             case (.delivered, .replace(let previous)): outcome.status = .replaced(previous: previous)
             case (.delivered, _): outcome.status = .delivered
             }
-            return .committed
+            return .committed(remembersHandle: receipt.handle != nil && Self.remembersHandle(flow))
         }
         if let error = flow.answer.error {
             outcome.status = SinkOutcome.Status(failure: error)
@@ -183,8 +182,10 @@ struct RecordStage: Sendable {
 
 extension RecordStage {
     /// Appends the settled event to the history, unless a rule said `history: false`
-    /// (what a pause held is kept for its release all the same).
-    func remember(_ routed: borrowing RoutedEvent, _ report: DeliveryReport, now: Date) {
-        memory?.record(report, input: routed.explicit, settings: history, now: now, keep: routed.ruleLayer.history)
+    /// (what a pause held is kept for its release all the same). `now` is read only when
+    /// there is a history.
+    func remember(_ routed: borrowing RoutedEvent, _ report: DeliveryReport, now: @autoclosure () -> Date) {
+        guard let memory else { return }
+        memory.record(report, input: routed.explicit, settings: history, now: now(), keep: routed.ruleLayer.history)
     }
 }

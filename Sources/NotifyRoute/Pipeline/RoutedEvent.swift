@@ -11,9 +11,12 @@ struct RoutedEvent: Sendable {
     /// The event as given (normalised): the explicit layer of the cascade.
     var explicit: NotificationEvent
     /// `--sink`: deliver to these sinks only, bypassing the routes.
-    var only: [String]?
+    ///
+    /// Constants, as they are: set through a `var`, an optional array made the compiler
+    /// build the whole event in a temporary and copy it out.
+    let only: [String]?
     /// `explain`: the rules and routes stages record a ``Trace`` of every step.
-    var tracing: Bool
+    let tracing: Bool
     /// What the matching rules set, later rules over earlier ones.
     var ruleLayer = EventEffects()
     /// What matchers see: the cascade without the route and sink layers.

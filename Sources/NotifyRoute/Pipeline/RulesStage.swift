@@ -19,33 +19,27 @@ struct RulesStage: EventStage {
 
     func run(_ event: inout RoutedEvent) throws(EventError) {
         event.subject = cascade.subject(event.explicit, rules: event.ruleLayer)
-        // Each rule read in place from a buffer: copied out of the array, a rule's
-        // references were retained and released for every event.
-        rules.withUnsafeBufferPointer { rules in
-            for index in rules.indices {
-                if apply(rules[index], at: index, to: &event) { return }
+        // Each rule read in place, one field at a time: a rule held as a value while the
+        // event changed was copied for every event.
+        for index in rules.indices {
+            let matched = event.tracing ? trace(index, &event) : rules[index].matcher.matches(event.subject)
+            guard matched else { continue }
+            event.matchedRules.append(labels[index])
+            event.ruleLayer.apply(rules[index].effects)
+            if changesSubject[index] { event.subject = cascade.subject(event.explicit, rules: event.ruleLayer) }
+            if rules[index].effects.drop {
+                event.droppedBy = labels[index]
+                return
             }
         }
     }
 
-    /// Applies one rule if it matches; true when it drops the event.
-    private func apply(_ rule: RoutingRule, at index: Int, to event: inout RoutedEvent) -> Bool {
-        let matched: Bool
-        if event.tracing {
-            let verdict = rule.matcher.explain(event.subject)
-            matched = verdict.matched
-            event.ruleTraces.append(.init(label: labels[index], matched: matched, reasons: verdict.reasons,
-                                          detail: Self.describe(rule.effects)))
-        } else {
-            matched = rule.matcher.matches(event.subject)
-        }
-        guard matched else { return false }
-        event.matchedRules.append(labels[index])
-        event.ruleLayer.apply(rule.effects)
-        if changesSubject[index] { event.subject = cascade.subject(event.explicit, rules: event.ruleLayer) }
-        guard rule.effects.drop else { return false }
-        event.droppedBy = labels[index]
-        return true
+    /// Whether the rule at `index` matches, recording why for `explain`.
+    private func trace(_ index: Int, _ event: inout RoutedEvent) -> Bool {
+        let verdict = rules[index].matcher.explain(event.subject)
+        event.ruleTraces.append(.init(label: labels[index], matched: verdict.matched, reasons: verdict.reasons,
+                                      detail: Self.describe(rules[index].effects)))
+        return verdict.matched
     }
 
     /// What a rule sets, as `explain` shows it.
@@ -70,7 +64,10 @@ struct RulesStage: EventStage {
 
 extension EventEffects {
     /// Layers `other` over `self`: its values win, its tags and fields add up.
-    mutating func apply(_ other: EventEffects) {
+    // Inlined: called for every matching rule of every event, and cheaper inlined than
+    // called (the routing benchmark).
+    @inline(__always)
+    mutating func apply(_ other: borrowing EventEffects) {
         level = other.level ?? level
         timeout = other.timeout ?? timeout
         app = other.app ?? app

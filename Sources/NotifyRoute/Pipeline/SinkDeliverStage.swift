@@ -17,10 +17,13 @@ struct SinkDeliverStage: DeliverStage {
                 let sink = wave.flows[position].instance.sink
                 let started = ContinuousClock.now
                 let delivery = Self.delivery(wave.flows[position], startedAt: started)
-                var answer = SinkFlow.Answer()
-                do { answer.receipt = try await sink.deliver(delivery) } catch { answer.error = SinkError(wrapping: error) }
-                answer.duration = ContinuousClock.now - started
-                wave.flows[position].answer = answer
+                do {
+                    let receipt = try await sink.deliver(delivery)
+                    wave.flows[position].answer.receipt = receipt
+                } catch {
+                    wave.flows[position].answer.error = SinkError(wrapping: error)
+                }
+                wave.flows[position].answer.duration = ContinuousClock.now - started
             }
             return
         }

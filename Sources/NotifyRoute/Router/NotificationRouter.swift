@@ -108,7 +108,7 @@ public final class NotificationRouter: Sendable {
     /// - Throws: ``EventError`` when the event itself is unusable (an empty title).
     @discardableResult
     public func send(_ event: NotificationEvent, only sinkNames: [String]? = nil) async throws(EventError) -> DeliveryReport {
-        try await run(event, only: sinkNames, through: pipeline).report
+        try await run(pipeline.route(event, only: sinkNames), through: pipeline)
     }
 
     /// Sends an event built from a title and a closure that sets what differs, recording

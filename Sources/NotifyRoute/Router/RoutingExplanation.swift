@@ -61,7 +61,8 @@ public struct RoutingExplanation: Sendable, CustomStringConvertible {
 extension NotificationRouter {
     /// Explains the routing decision for `event` without sending anything.
     public func explain(_ event: NotificationEvent, only sinkNames: [String]? = nil) async throws(EventError) -> RoutingExplanation {
-        let (routed, report) = try await run(event, only: sinkNames, through: planning, tracing: true)
+        let routed = try planning.route(event, only: sinkNames, tracing: true)
+        let report = await run(routed, through: planning)
         return RoutingExplanation(
             event: report.event,
             rules: routed.ruleTraces.map { .init(label: $0.label, matched: $0.matched, reasons: $0.reasons, detail: $0.detail) },
@@ -73,7 +74,7 @@ extension NotificationRouter {
     /// `--dry-run`: the report `send` would give, from the current state and each sink's
     /// availability, with nothing sent and nothing remembered.
     public func dryRun(_ event: NotificationEvent, only sinkNames: [String]? = nil) async throws(EventError) -> DeliveryReport {
-        try await run(event, only: sinkNames, through: planning).report
+        try await run(planning.route(event, only: sinkNames), through: planning)
     }
 
     /// Each configured sink with its kind and availability, probed within its deadline.
