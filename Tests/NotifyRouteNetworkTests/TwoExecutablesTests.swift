@@ -132,6 +132,21 @@ struct TwoExecutablesTests {
         #expect(critical.standardError.contains("which are in \(missing)"), "\(critical.standardError)")
     }
 
+    /// What the state's set-up says before the event decides (here: an unsafe runtime
+    /// directory) is said once, whichever executable routes the event.
+    @Test func aStateNoticeIsSaidOnceWhicheverExecutableRoutes() throws {
+        let host = try Self.terminalForInfo(alertmanager: "http://127.0.0.1:9")
+        let open = host.directory.appendingPathComponent("open-runtime")
+        try FileManager.default.createDirectory(at: open, withIntermediateDirectories: true)
+        chmod(open.path, 0o777)
+        var environment = host.environment
+        environment["XDG_RUNTIME_DIR"] = open.path
+        for level in ["info", "error"] {
+            let result = try ProcessRunner.notifyRoute(["send", "--config", host.config.path, "-l", level, "Disk full"], environment: environment)
+            #expect(result.standardError.components(separatedBy: "is not safe for the state").count == 2, "\(level): \(result.standardError)")
+        }
+    }
+
     /// The network sinks' options are checked in `notify-route` too: a bad one is the same
     /// config error (78, at its place) whichever executable would have routed the event.
     @Test func aBadNetworkOptionIsAConfigErrorEvenForATerminalEvent() throws {
