@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Glibc
 import NotifyRoute
+import NotifyRouteNetworkSchema
 
 /// One alert of Alertmanager's API v2 (`POST /api/v2/alerts` takes a list of them).
 ///
@@ -72,17 +73,9 @@ struct AlertTemplate: Sendable {
         resolveAfter.map { Self.timestamp(now + TimeInterval(DurationParser.milliseconds($0)) / 1000) }
     }
 
-    /// A label name Alertmanager 0.25 accepts: `[a-zA-Z_][a-zA-Z0-9_]*`, every other
-    /// character replaced by `_`.
+    /// A label name Alertmanager 0.25 accepts (``AlertmanagerSettings/sanitizedName(_:)``).
     static func sanitizedName(_ name: String) -> String {
-        var result = ""
-        for scalar in name.unicodeScalars {
-            let isDigit = ("0"..."9").contains(scalar)
-            let isLetter = ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || scalar == "_"
-            if result.isEmpty && isDigit { result.append("_") }
-            result.unicodeScalars.append(isLetter || isDigit ? scalar : "_")
-        }
-        return result.isEmpty ? "_" : result
+        AlertmanagerSettings.sanitizedName(name)
     }
 
     /// The dedup key as a label value: as it is when it is readable (a key the producer or a
@@ -110,13 +103,6 @@ struct AlertTemplate: Sendable {
         let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
-    }
-
-    /// This machine's name, the default `instance`.
-    static var hostName: String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

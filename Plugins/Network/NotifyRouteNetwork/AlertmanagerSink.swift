@@ -151,45 +151,10 @@ public final class AlertmanagerSink: NotificationSink {
 
 extension AlertmanagerSink {
     /// `kind: alertmanager`.
-    public static let plugin = NetworkSinkSchema.alertmanager { options in
-        // `url` and `urls` together are one list of peers.
-        var endpoints: [String] = []
-        for (key, urls) in [("url", try options.string("url").map { [$0] } ?? []), ("urls", try options.stringList("urls") ?? [])] {
-            for url in urls {
-                let endpoint = try NetworkOptions.baseURL(url, options: options, key: key) + "/api/v2/alerts"
-                if !endpoints.contains(endpoint) { endpoints.append(endpoint) }
-            }
-        }
-        guard !endpoints.isEmpty else {
-            throw options.error("needs `url` (or `urls`: every peer of a cluster), for example url: http://127.0.0.1:9093", at: "url")
-        }
-        try NetworkOptions.checkRetry(options)
-        let field = try options.string("alertname_field")
-        if let field, field.isEmpty { throw options.error("alertname_field must name a field", at: "alertname_field") }
+    public static let plugin = NetworkSinkSchema.alertmanager { options, settings in
         let template = AlertTemplate(
-            staticLabels: try staticLabels(options),
-            instance: try options.string("instance") ?? AlertTemplate.hostName,
-            alertnameField: field,
-            // Alertmanager's schema wants a URI here and refuses the whole post (422) otherwise.
-            generatorURL: try options.string("generator_url").map { url throws(ConfigError) in
-                _ = try NetworkOptions.baseURL(url, options: options, key: "generator_url")
-                return url
-            },
-            resolveAfter: try NetworkOptions.positiveDuration("resolve_after", options: options))
-        return AlertmanagerSink(name: options.sinkName, endpoints: endpoints, template: template,
-                                timeout: try NetworkOptions.positiveDuration("timeout", options: options))
-    }
-
-    /// `labels`, each name one Alertmanager accepts: it refuses the whole post (400) for one
-    /// that is not, so a bad name is a config error at its place, with the name to write instead.
-    static func staticLabels(_ options: SinkOptions) throws(ConfigError) -> [String: String] {
-        guard let labels = try options.stringMap("labels") else { return [:] }
-        guard case .mapping(let entries)? = options.entries.first(where: { $0.key == "labels" })?.value.value else { return labels }
-        for entry in entries where AlertTemplate.sanitizedName(entry.key) != entry.key {
-            throw ConfigError(
-                "sink \"\(options.sinkName)\": labels: \"\(entry.key)\" is not a label name Alertmanager accepts ([a-zA-Z_][a-zA-Z0-9_]*); write \(AlertTemplate.sanitizedName(entry.key))",
-                at: entry.keyLocation)
-        }
-        return labels
+            staticLabels: settings.staticLabels, instance: settings.instance ?? NetworkSinkSchema.hostName,
+            alertnameField: settings.alertnameField, generatorURL: settings.generatorURL, resolveAfter: settings.resolveAfter)
+        return AlertmanagerSink(name: options.sinkName, endpoints: settings.endpoints, template: template, timeout: settings.timeout)
     }
 }

@@ -25,7 +25,7 @@ public final class WebhookSink: NotificationSink {
     /// A token file that did not exist when the config was loaded: read at each delivery until it does.
     let pendingTokenFile: String?
     let timeout: Duration?
-    let host = AlertTemplate.hostName
+    let host = NetworkSinkSchema.hostName
     let transport = HTTPTransport()
 
     init(name: String, url: String, headers: [(String, String)], pendingTokenFile: String? = nil, timeout: Duration?) {
@@ -113,72 +113,8 @@ struct WebhookPayload: Encodable {
 
 extension WebhookSink {
     /// `kind: webhook`.
-    public static let plugin = NetworkSinkSchema.webhook { options in
-        guard let url = try options.string("url") else {
-            throw options.error("needs `url`, for example url: https://hooks.example/notify", at: "url")
-        }
-        try NetworkOptions.checkRetry(options)
-        var headers: [(String, String)] = []
-        for (name, value) in (try options.stringMap("headers") ?? [:]).sorted(by: { $0.key < $1.key }) {
-            guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
-                throw options.error("headers: \"\(name)\" is not an HTTP header name", at: "headers")
-            }
-            guard !value.contains(where: \.isNewline) else {
-                throw options.error("headers: the value of \(name) must be one line", at: "headers")
-            }
-            headers.append((name, value))
-        }
-        var pendingTokenFile: String?
-        if let path = try options.string("token_file"), access(path, F_OK) != 0 && errno == ENOENT {
-            pendingTokenFile = path
-        } else if let path = try options.string("token_file") {
-            do throws(TokenFile.Refused) {
-                headers.append(("Authorization", "Bearer " + (try TokenFile.read(path))))
-            } catch {
-                throw options.error("token_file \(path): \(error.reason)", at: "token_file")
-            }
-        }
-        return WebhookSink(name: options.sinkName, url: try NetworkOptions.baseURL(url, options: options, key: "url"),
-                           headers: headers, pendingTokenFile: pendingTokenFile,
-                           timeout: try NetworkOptions.positiveDuration("timeout", options: options))
-    }
-}
-
-/// A secret in a file, held to the rules of a private key: owned by the user or root,
-/// readable by no one else, writable by no group.
-enum TokenFile {
-    struct Refused: Error {
-        var reason: String
-    }
-
-    static func read(_ path: String) throws(Refused) -> String {
-        guard path.hasPrefix("/") else { throw Refused(reason: "give an absolute path") }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Refused(reason: String(cString: strerror(errno))) }
-        defer { close(fd) }
-        // fstat on the descriptor read from: the file cannot be swapped between check and read.
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw Refused(reason: String(cString: strerror(errno))) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw Refused(reason: "not a regular file") }
-        let me = getuid()
-        if info.st_uid != me && info.st_uid != 0 {
-            throw Refused(reason: "owned by uid \(info.st_uid), neither you (uid \(me)) nor root")
-        }
-        if info.st_mode & (S_IROTH | S_IWOTH | S_IWGRP) != 0 {
-            throw Refused(reason: "others can read or write it (mode \(String(info.st_mode & 0o7777, radix: 8))); run: chmod 600 \(path)")
-        }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4_096)
-        while bytes.count <= 65_536 {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 { throw Refused(reason: String(cString: strerror(errno))) }
-            if count == 0 { break }
-            bytes += buffer[..<count]
-        }
-        let token = String(decoding: bytes, as: UTF8.self).trimmingWhitespace
-        guard !token.isEmpty else { throw Refused(reason: "the file is empty") }
-        guard !token.contains(where: \.isNewline) else { throw Refused(reason: "the token must be one line") }
-        return token
+    public static let plugin = NetworkSinkSchema.webhook { options, settings in
+        WebhookSink(name: options.sinkName, url: settings.url, headers: settings.headers,
+                    pendingTokenFile: settings.pendingTokenFile, timeout: settings.timeout)
     }
 }

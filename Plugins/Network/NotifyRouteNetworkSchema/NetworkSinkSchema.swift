@@ -11,8 +11,11 @@ public enum NetworkSinkSchema {
     public static let alertmanagerKind = "alertmanager"
     public static let webhookKind = "webhook"
 
-    /// `kind: alertmanager`, made by `makeSink`.
-    public static func alertmanager(makeSink: @escaping @Sendable (SinkOptions) throws -> any NotificationSink) -> SinkPlugin {
+    /// `kind: alertmanager`, made by `makeSink` from its options once they are checked
+    /// (``AlertmanagerSettings``): in both executables, whatever `makeSink` does.
+    public static func alertmanager(
+        makeSink: @escaping @Sendable (SinkOptions, AlertmanagerSettings) throws -> any NotificationSink
+    ) -> SinkPlugin {
         SinkPlugin(
             kind: alertmanagerKind,
             summary: "each event as an alert to Prometheus Alertmanager's API v2 (url or urls: every peer of a cluster)",
@@ -32,11 +35,13 @@ public enum NetworkSinkSchema {
                         "how long an alert stays active after a post: a one-shot event's then ends; an open one's (a replace key) is posted again before, until `close`, while the process lives"),
             ] + retryKeys,
             defaultDeadline: .seconds(5),
-            makeSink: makeSink)
+            makeSink: { options in try makeSink(options, try AlertmanagerSettings(options)) })
     }
 
-    /// `kind: webhook`, made by `makeSink`.
-    public static func webhook(makeSink: @escaping @Sendable (SinkOptions) throws -> any NotificationSink) -> SinkPlugin {
+    /// `kind: webhook`, made by `makeSink` from its options once they are checked (``WebhookSettings``).
+    public static func webhook(
+        makeSink: @escaping @Sendable (SinkOptions, WebhookSettings) throws -> any NotificationSink
+    ) -> SinkPlugin {
         SinkPlugin(
             kind: webhookKind,
             summary: "each event as JSON POSTed to a URL (2xx delivered, 4xx permanent, 5xx and timeouts retryable)",
@@ -49,7 +54,7 @@ public enum NetworkSinkSchema {
                         "how long one request may take"),
             ] + retryKeys,
             defaultDeadline: .seconds(5),
-            makeSink: makeSink)
+            makeSink: { options in try makeSink(options, try WebhookSettings(options)) })
     }
 
     /// The bounds of `serve`'s retry queue for one sink. The daemon's `RetryQueue` reads

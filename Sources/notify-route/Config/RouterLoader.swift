@@ -50,9 +50,12 @@ enum RouterLoader {
     }
 
     /// ``load(_:sharedState:)`` from plain values (``FastSendParser`` has no ``GlobalOptions``).
+    /// - Parameter perEvent: the caller hands a network sink's event on itself
+    ///   (``NetworkHandOff/runIfReached(_:only:router:releasingPause:)``); otherwise a config
+    ///   that declares one is handed on here.
     static func load(
         config: String?, verbose: Bool, sharedState: Bool = false, store: (any RouterStateStore)? = nil,
-        plugins: SinkRegistry = BuiltinPlugins.registry, streaming: Bool = false
+        plugins: SinkRegistry = BuiltinPlugins.registry, streaming: Bool = false, perEvent: Bool = false
     ) throws -> (NotificationRouter, ConfigSource) {
         bootstrapLogging(verbose: verbose)
         ignoreSIGPIPE()
@@ -60,7 +63,13 @@ enum RouterLoader {
         do {
             let node = try ConfigNode.parse(yaml: source.text, file: source.origin)
             // Before the state is opened: the network executable must start from scratch.
-            NetworkHandOff.runIfNeeded(kinds: PluginDiscovery.kinds(in: node))
+            let kinds = PluginDiscovery.kinds(in: node)
+            if !perEvent {
+                NetworkHandOff.runIfNeeded(kinds: kinds)
+            } else if NetworkHandOff.mayRun(kinds: kinds) {
+                // Until the event decides: the network executable would repeat what the state's set-up says.
+                Console.hold()
+            }
             let store = store ?? (sharedState ? stateStore() : InMemoryStateStore())
             let history = sharedState ? memory(keepsOpen: streaming) : nil
             return (try makeRouter(node, source: source, store: store, plugins: plugins, memory: history), source)

@@ -1,5 +1,6 @@
 import Glibc
 import NotifyRoute
+import Synchronization
 
 /// Output for the CLI's own messages. `stderr` the C global is not concurrency-safe in
 /// Swift 6 mode, so this writes to the file descriptors directly.
@@ -16,8 +17,41 @@ enum Console {
         write(STDOUT_FILENO, text.hasSuffix("\n") ? text : text + "\n")
     }
 
+    /// Standard error held back while ``NetworkHandOff`` may still hand the command on, whose
+    /// new program would say the same again: ``release()`` writes it, in order; the exec drops it.
+    private static let held = Mutex<[UInt8]?>(nil)
+
+    /// From now until ``release()`` (at the latest when the process exits), standard error is held.
+    static func hold() {
+        held.withLock { if $0 == nil { $0 = [] } }
+        atexit { Console.release() }
+    }
+
+    /// Writes what was held and stops holding.
+    static func release() {
+        guard let bytes = held.withLock({ held in defer { held = nil }; return held }) else { return }
+        writeAll(STDERR_FILENO, bytes[...])
+    }
+
+    /// Drops what was held (the program the exec starts says it again) and stops holding.
+    static func dropHeld() {
+        held.withLock { $0 = nil }
+    }
+
     static func write(_ fd: Int32, _ text: String) {
-        var bytes = Array(TextSanitizer.escaped(text).utf8)[...]
+        let bytes = Array(TextSanitizer.escaped(text).utf8)
+        if fd == STDERR_FILENO, held.withLock({ held in
+            guard held != nil else { return false }
+            held! += bytes
+            return true
+        }) {
+            return
+        }
+        writeAll(fd, bytes[...])
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>) {
+        var bytes = bytes
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             if written < 0 {
@@ -42,6 +76,10 @@ enum StandardInput {
     /// 64 KiB the normaliser keeps: a longer body is cut there with its marker, as any is.
     static let maximumBodyBytes = 1 << 20
 
+    /// The bytes ``readAll(limit:)`` took from standard input, as they came: what
+    /// ``NetworkHandOff`` puts back for the executable it runs, which reads them again.
+    nonisolated(unsafe) private(set) static var consumed: [UInt8]?
+
     /// Standard input up to `limit + 1` bytes, never to an end that may not come
     /// (`/dev/zero`), with invalid UTF-8 repaired (U+FFFD).
     static func readAll(limit: Int = maximumBodyBytes) -> String {
@@ -54,6 +92,7 @@ enum StandardInput {
             if count <= 0 { break }
             bytes += buffer[..<count]
         }
+        if consumed == nil { consumed = bytes } else { consumed! += bytes }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

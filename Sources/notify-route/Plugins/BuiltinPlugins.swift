@@ -19,11 +19,12 @@ enum BuiltinPlugins {
         ExecSink.plugin,
     ] + networkPlugins
 
-    /// The linked plugins, or, in `notify-route`, the same kinds and options with a sink that
-    /// only says where they are: the config never reaches them without ``NetworkHandOff`` first.
+    /// The linked plugins, or, in `notify-route`, the same kinds and options (checked as there)
+    /// with a sink that only says where they are: no event reaches one without ``NetworkHandOff`` first.
     private static var networkPlugins: [SinkPlugin] {
         if case .linked(let plugins)? = network { return plugins }
-        return [NetworkSinkSchema.alertmanager(makeSink: NetworkHandOff.standIn), NetworkSinkSchema.webhook(makeSink: NetworkHandOff.standIn)]
+        return [NetworkSinkSchema.alertmanager { options, _ in try NetworkHandOff.standIn(options) },
+                NetworkSinkSchema.webhook { options, _ in try NetworkHandOff.standIn(options) }]
     }
 
     /// The list above has no duplicate kind, so making its registry cannot fail.

@@ -322,7 +322,7 @@ struct NotifySendArguments: Equatable, Sendable {
     func run() async throws {
         let store = RouterLoader.stateStore()
         let (router, _) = try RouterLoader.load(
-            config: config, verbose: false, sharedState: true, store: store, plugins: Self.registry(adding: desktopHints))
+            config: config, verbose: false, sharedState: true, store: store, plugins: Self.registry(adding: desktopHints), perEvent: true)
         try await request.route(nil, with: router, printsDismissal: false) { report in
             let shown = report.outcomes.filter { $0.kind == DesktopSink.plugin.kind && $0.status.isSuccess }
             let ids = shown.compactMap { outcome in outcome.handle.flatMap { UInt32($0.value.prefix { $0 != "@" }) } }

@@ -86,7 +86,7 @@ struct SendRequest: Equatable, Sendable {
     /// Routes in this process, as without a daemon; `event` is the one already made when a
     /// daemon was tried first (its body may have been read from standard input).
     private func routeLocally(_ event: NotificationEvent?) async throws {
-        let (router, _) = try RouterLoader.load(config: config, verbose: verbose, sharedState: true)
+        let (router, _) = try RouterLoader.load(config: config, verbose: verbose, sharedState: true, perEvent: true)
         try await route(event, with: router)
     }
 
@@ -99,6 +99,8 @@ struct SendRequest: Equatable, Sendable {
     ) async throws {
         let sinks = try SinkSelection.validated(flags.sinks, router: router)
         let notification = event ?? flags.makeEvent(title: title, body: body)
+        // The router was loaded `perEvent`: this event decides whether the network executable routes it.
+        NetworkHandOff.runIfReached(notification, only: sinks, router: router, releasingPause: !dryRun)
         let exit = ExitFlush(router)
         exit.install()
         _ = exit.beginEvent()
