@@ -18,8 +18,8 @@ import UnixSignals
 func benchServe(socket: String) async -> Never {
     let directory = "\(ProcessEnvironment.value("BENCH_STATE_DIR") ?? "/dev/shm")/notify-route-bench-serve-\(getpid())"
     mkdir(directory, 0o700)
-    // Made as `serve` makes its history directory (RouterMemory.resolveDirectory): without
-    // it every event tried to open history.db and recorded nothing.
+    // Made as `serve` makes its history directory (RouterMemory.resolveDirectory):
+    // RouterMemory opens history.db only in a directory that exists.
     mkdir(directory + "/history", 0o700)
     let yaml = """
     sinks: { counting: { kind: counting } }
