@@ -35,7 +35,12 @@ public enum DaemonProtocol {
     public struct Request: Sendable {
         public var id: Int?
         public var kind: Kind
-        public var event: JSONValue?
+        /// The event object (the ingest schema).
+        public var event: JSONValue? {
+            get { eventValue ?? eventObject.map(JSONValue.init) }
+            set { eventValue = newValue; eventObject = nil }
+        }
+        private var eventValue: JSONValue?
         public var sinks: [String]?
         public var wait = false
         public var dryRun = false
@@ -54,10 +59,13 @@ public enum DaemonProtocol {
         public static func parse(_ line: some Collection<UInt8>) throws(ProtocolError) -> Request {
             let root = try parseLine(line)
             guard case .object(let members) = root else { throw ProtocolError("expected a JSON object") }
-            let entries = JSONValue.entries(members)
-            if let unknown = entries.keys.sorted().first(where: { !requestKeys.contains($0) }) {
+            if members.contains(where: { !requestKeys.contains($0.key) }),
+               let unknown = members.map(\.key).sorted().first(where: { !requestKeys.contains($0) }) {
                 throw ProtocolError("unknown key \"\(unknown)\"; a request has: \(requestKeys.joined(separator: ", "))")
             }
+            // Each member converted as it is read (the parser refused duplicate keys); the
+            // event stays as parsed, for the daemon to decode from there (``eventObject``).
+            let entries = Members(members: members)
             guard let kindText = entries["request"]?.string else {
                 throw ProtocolError("missing \"request\"; one of: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")
             }
@@ -66,7 +74,6 @@ public enum DaemonProtocol {
             }
             var request = Request(kind: kind)
             request.id = try integer(entries["id"], "id")
-            request.event = entries["event"]
             request.eventObject = members.first { $0.key == "event" }?.value
             if let sinks = entries["sinks"] {
                 guard case .array(let items) = sinks, items.allSatisfy({ $0.string != nil }) else {
@@ -82,12 +89,20 @@ public enum DaemonProtocol {
             }
             request.waitFor = try integer(entries["for"], "for")
             switch kind {
-            case .send where request.event == nil: throw ProtocolError("a send needs an \"event\" object (the ingest schema)")
+            case .send where request.eventObject == nil: throw ProtocolError("a send needs an \"event\" object (the ingest schema)")
             case .close where request.replaceKey == nil: throw ProtocolError("a close needs a \"replace_key\"")
             case .wait where request.waitFor == nil: throw ProtocolError("a wait needs \"for\": the id of an earlier send on this connection")
             default: break
             }
             return request
+        }
+
+        /// A request object's members by key, each made a ``JSONValue`` when asked for.
+        private struct Members {
+            let members: [(key: String, value: JSONLine)]
+            subscript(key: String) -> JSONValue? {
+                members.first { $0.key == key }.map { JSONValue($0.value) }
+            }
         }
 
         private static func integer(_ value: JSONValue?, _ key: String) throws(ProtocolError) -> Int? {
@@ -214,7 +229,7 @@ public enum DaemonProtocol {
     /// The ingest parser's reading of a line: one pass, and errors that say where.
     static func parseLine(_ line: some Collection<UInt8>) throws(ProtocolError) -> JSONLine {
         do {
-            return try JSONLine.parse(String(decoding: line, as: UTF8.self))
+            return try JSONLine.parse(utf8: Array(line))
         } catch {
             throw ProtocolError("not JSON: \(error.message) (column \(error.column))")
         }

@@ -182,17 +182,37 @@ public struct RouterDaemon: Service {
                 // Answers go out in request order, each once its event's state is committed,
                 // while the next requests are read and routed (a pipelining client's events
                 // then share commits); at most `window` answers wait at a time.
-                let (answers, queue) = AsyncStream.makeStream(of: Pending.self)
+                let queue = AnswerQueue()
                 let window = AnswerWindow(limit: 128)
                 try await withThrowingDiscardingTaskGroup { group in
                     group.addTask {
                         defer { window.close() }
                         do {
-                            for await pending in answers {
-                                await pending.committed?.wait()
-                                try await outbound.write(ByteBuffer(bytes: pending.line))
-                                window.release()
-                                if connections.answered(connection.channel) { connection.channel.close(promise: nil); return }
+                            // The answers due at once go out in one write: each write is a hop to
+                            // the event loop and a syscall, dearer than the answer.
+                            var buffer = ByteBuffer()
+                            var written = 0
+                            func flush() async throws -> Bool {
+                                guard written > 0 else { return false }
+                                try await outbound.write(buffer)
+                                buffer.clear()
+                                for _ in 0..<written {
+                                    window.release()
+                                    if connections.answered(connection.channel) { return true }
+                                }
+                                written = 0
+                                return false
+                            }
+                            while let due = await queue.next() {
+                                for pending in due {
+                                    if let committed = pending.committed, !committed.isDone {
+                                        if try await flush() { connection.channel.close(promise: nil); return }
+                                        await committed.wait()
+                                    }
+                                    buffer.writeBytes(pending.line)
+                                    written += 1
+                                }
+                                if try await flush() { connection.channel.close(promise: nil); return }
                             }
                         } catch {
                             connection.channel.close(promise: nil)
@@ -205,14 +225,14 @@ public struct RouterDaemon: Service {
                         case .tooLong(let length):
                             let answer = DaemonProtocol.Answer.failure(
                                 "a request line of more than \(length) bytes; at most \(DaemonProtocol.maximumLineBytes) are read", exit: 64)
-                            if await window.acquire() { queue.yield(Pending(line: DaemonProtocol.encodeLine(answer))) }
+                            if await window.acquire() { queue.push(Pending(line: DaemonProtocol.encodeLine(answer))) }
                             return
                         case .line(let line):
                             let bytes = line.readableBytesView
                             guard bytes.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }) else { continue }
                             guard await window.acquire() else { return }
                             connections.setBusy(connection.channel)
-                            queue.yield(await handle(bytes, &session))
+                            queue.push(await handle(bytes, &session))
                         }
                     }
                 }
@@ -369,7 +389,7 @@ public struct RouterDaemon: Service {
     }
 
     private func fill(_ answer: inout DaemonProtocol.Answer, with report: DeliveryReport, dryRun: Bool) {
-        answer.encodedReport = DaemonProtocol.encodeLine(report)
+        answer.encodedReport = report.json()
         answer.text = rendering.text(report)
         answer.problems = rendering.problems(report)
         answer.exit = dryRun ? 0 : rendering.exitCode(report)
@@ -451,7 +471,13 @@ final class AnswerWindow: Sendable {
     /// Takes a place for one more answer, waiting for one while the window is full; false
     /// once the writer is gone.
     func acquire() async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        let taken: Bool? = state.withLock { state in
+            if state.closed { return false }
+            guard state.waiting >= limit else { state.waiting += 1; return true }
+            return nil
+        }
+        if let taken { return taken }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let taken: Bool? = state.withLock { state in
                 if state.closed { return false }
                 guard state.waiting >= limit else { state.waiting += 1; return true }
@@ -479,5 +505,57 @@ final class AnswerWindow: Sendable {
             return state.reader
         }
         reader?.resume(returning: false)
+    }
+}
+
+/// The answers of one connection in request order, from its reader to its writer, which
+/// takes all that are queued at once.
+final class AnswerQueue: Sendable {
+    private struct State {
+        var queued: [RouterDaemon.Pending] = []
+        var finished = false
+        var writer: CheckedContinuation<Void, Never>?
+    }
+    private let state = Mutex(State())
+
+    func push(_ pending: RouterDaemon.Pending) {
+        let writer = state.withLock { state in
+            state.queued.append(pending)
+            defer { state.writer = nil }
+            return state.writer
+        }
+        writer?.resume()
+    }
+
+    func finish() {
+        let writer = state.withLock { state in
+            state.finished = true
+            defer { state.writer = nil }
+            return state.writer
+        }
+        writer?.resume()
+    }
+
+    /// Everything queued, waiting while nothing is; `nil` once finished and empty.
+    func next() async -> [RouterDaemon.Pending]? {
+        while true {
+            let taken: [RouterDaemon.Pending]?? = state.withLock { state in
+                if !state.queued.isEmpty {
+                    var taken: [RouterDaemon.Pending] = []
+                    swap(&taken, &state.queued)
+                    return taken
+                }
+                return state.finished ? .some(nil) : nil
+            }
+            if let taken { return taken }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state in
+                    guard state.queued.isEmpty && !state.finished else { return true }
+                    state.writer = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        }
     }
 }

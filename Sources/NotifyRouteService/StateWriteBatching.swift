@@ -68,6 +68,9 @@ final class Committed: Sendable {
         waiter?.resume()
     }
 
+    /// Whether ``signal()`` was called.
+    var isDone: Bool { state.withLock { $0.done } }
+
     func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state in

@@ -32,7 +32,13 @@ package enum JSONLine: Sendable {
 
     /// Parses exactly one JSON value, with only whitespace around it.
     package static func parse(_ text: String) throws(SyntaxError) -> JSONLine {
-        var parser = Parser(bytes: Array(text.utf8))
+        try parse(utf8: Array(text.utf8))
+    }
+
+    /// ``parse(_:)`` of the line's bytes, without a `String` made of them first: invalid
+    /// UTF-8 inside a string is repaired as `String(decoding:as:)` repairs it.
+    package static func parse(utf8 bytes: [UInt8]) throws(SyntaxError) -> JSONLine {
+        var parser = Parser(bytes: bytes)
         do throws(Parser.Failure) {
             parser.skipWhitespace()
             let value = try parser.value(depth: 0)
@@ -61,7 +67,12 @@ package enum JSONLine: Sendable {
         static let maximumDepth = 32
 
         mutating func skipWhitespace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
         }
 
         func fail(_ message: String) -> Failure { Failure(message: message, offset: index) }
@@ -159,17 +170,38 @@ package enum JSONLine: Sendable {
 
         mutating func string() throws(Failure) -> String {
             index += 1  // the opening quote
-            var scalars = String.UnicodeScalarView()
+            let start = index
+            // Most strings have no escape: one `String` of their bytes.
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    return String(decoding: bytes[start..<index - 1], as: UTF8.self)
+                }
+                if byte < 0x20 || byte == UInt8(ascii: "\\") { break }
+                index += 1
+            }
+            index = start
+            return try escapedString()
+        }
+
+        /// The rest of a string with escapes, its bytes gathered and decoded once (invalid
+        /// UTF-8 in a run repairs as it would alone: an escape's bytes never continue a sequence).
+        mutating func escapedString() throws(Failure) -> String {
+            var utf8: [UInt8] = []
             var runStart = index
             func flush(_ parser: Parser, to end: Int) {
-                if end > runStart { scalars.append(contentsOf: String(decoding: parser.bytes[runStart..<end], as: UTF8.self).unicodeScalars) }
+                if end > runStart { utf8.append(contentsOf: parser.bytes[runStart..<end]) }
+            }
+            func append(_ scalar: Unicode.Scalar) {
+                utf8.append(contentsOf: UTF8.encode(scalar)!)
             }
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\"") {
                     flush(self, to: index)
                     index += 1
-                    return String(scalars)
+                    return String(decoding: utf8, as: UTF8.self)
                 }
                 if byte < 0x20 { throw fail("a control character inside a string; escape it (\\n, \\t, \\u0001)") }
                 if byte != UInt8(ascii: "\\") { index += 1; continue }
@@ -179,14 +211,14 @@ package enum JSONLine: Sendable {
                 let escape = bytes[index]
                 index += 1
                 switch escape {
-                case UInt8(ascii: "\""): scalars.append("\"")
-                case UInt8(ascii: "\\"): scalars.append("\\")
-                case UInt8(ascii: "/"): scalars.append("/")
-                case UInt8(ascii: "b"): scalars.append("\u{08}")
-                case UInt8(ascii: "f"): scalars.append("\u{0C}")
-                case UInt8(ascii: "n"): scalars.append("\n")
-                case UInt8(ascii: "r"): scalars.append("\r")
-                case UInt8(ascii: "t"): scalars.append("\t")
+                case UInt8(ascii: "\""): append("\"")
+                case UInt8(ascii: "\\"): append("\\")
+                case UInt8(ascii: "/"): append("/")
+                case UInt8(ascii: "b"): append("\u{08}")
+                case UInt8(ascii: "f"): append("\u{0C}")
+                case UInt8(ascii: "n"): append("\n")
+                case UInt8(ascii: "r"): append("\r")
+                case UInt8(ascii: "t"): append("\t")
                 case UInt8(ascii: "u"):
                     let unit = try hex4()
                     if (0xD800...0xDBFF).contains(unit), index + 1 < bytes.count,
@@ -195,14 +227,14 @@ package enum JSONLine: Sendable {
                         index += 2
                         let low = try hex4()
                         if (0xDC00...0xDFFF).contains(low) {
-                            scalars.append(Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))!)
+                            append(Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))!)
                         } else {
                             // A lone high surrogate: repaired, like invalid UTF-8.
-                            scalars.append("\u{FFFD}")
+                            append("\u{FFFD}")
                             index = save
                         }
                     } else {
-                        scalars.append(Unicode.Scalar(unit) ?? "\u{FFFD}")
+                        append(Unicode.Scalar(unit) ?? "\u{FFFD}")
                     }
                 default:
                     index -= 1

@@ -56,6 +56,33 @@ package struct JSONWriter {
         separated = true
     }
 
+    package mutating func null() {
+        separate()
+        bytes.append(contentsOf: "null".utf8)
+        separated = true
+    }
+
+    package mutating func bool(_ value: Bool) {
+        separate()
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        separated = true
+    }
+
+    /// A finite number as the encoder writes a `Double`: its shortest description, with no
+    /// `.0` on a whole number.
+    package mutating func number(_ value: Double) {
+        separate()
+        let text = value.description
+        if text.hasSuffix(".0") { bytes.append(contentsOf: text.utf8.dropLast(2)) } else { bytes.append(contentsOf: text.utf8) }
+        separated = true
+    }
+
+    /// `"name":"value"`, `"name":null` when `value` is `nil` (as `encode` of an optional).
+    package mutating func member(_ name: String, orNull value: String?) {
+        key(name)
+        if let value { string(value) } else { null() }
+    }
+
     /// `"name":"value"`, nothing when `value` is `nil` (as `encodeIfPresent`).
     package mutating func member(_ name: String, _ value: String?) {
         guard let value else { return }
@@ -91,6 +118,11 @@ package struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
+            // Most strings need no escape: one copy.
+            if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                bytes.append(contentsOf: utf8)
+                return
+            }
             var run = 0  // the start of the bytes not yet copied
             for index in utf8.indices {
                 let byte = utf8[index]

@@ -44,7 +44,13 @@ extension NotificationEvent {
             }
             throw EventError("unknown key \"\(entry.key)\"; expected one of: \(jsonKeys.joined(separator: ", "))")
         }
-        let values = Dictionary(entries.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        // The first member of a key, as a dictionary that keeps the first would give; an
+        // event has a few keys, fewer compares than hashing each.
+        struct Members {
+            let entries: [(key: String, value: JSONLine)]
+            subscript(key: String) -> JSONLine? { entries.first { $0.key == key }?.value }
+        }
+        let values = Members(entries: entries)
         func string(_ key: String) throws(EventError) -> String? {
             switch values[key] {
             case nil, .null?: return nil

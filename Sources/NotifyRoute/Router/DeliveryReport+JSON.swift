@@ -90,3 +90,105 @@ extension SinkOutcome: Encodable {
         try container.encode((duration.seconds * 1_000_000).rounded() / 1_000, forKey: .durationMS)
     }
 }
+
+extension DeliveryReport {
+    /// The bytes of its `Encodable` form through `JSONEncoder` with `.sortedKeys` and
+    /// `.withoutEscapingSlashes` (DeliveryReportJSONTests holds them to it), written
+    /// directly: the daemon answers every `send` with one.
+    package func json() -> [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        write(into: &writer)
+        return writer.bytes
+    }
+
+    package func write(into writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.member("dropped_by", orNull: droppedBy)
+            writer.key("event")
+            EventJSON(event).write(into: &writer)
+            writer.member("notes", strings: notes)
+            writer.member("routes", strings: matchedRoutes)
+            writer.member("rules", strings: matchedRules)
+            writer.key("sinks")
+            writer.array { writer in
+                for outcome in outcomes { outcome.write(into: &writer) }
+            }
+            writer.member("summary", summary.rawValue)
+        }
+    }
+}
+
+extension EventJSON {
+    /// ``encode(to:)``'s keys in sorted order.
+    func write(into writer: inout JSONWriter) {
+        writer.object { writer in
+            if !event.actions.isEmpty { writer.member("actions", strings: event.actions.map(\.description)) }
+            writer.member("app", event.app)
+            writer.member("body", orNull: event.body)
+            writer.member("category", event.category)
+            writer.member("dedup_key", event.dedupKey)
+            if !event.fields.isEmpty { writer.member("fields", object: event.fields) }
+            writer.member("icon", event.icon)
+            writer.member("level", event.level.rawValue)
+            writer.member("message_id", event.messageID)
+            writer.member("replace_key", orNull: event.replaceKey)
+            writer.member("source", orNull: event.source)
+            writer.member("tags", strings: event.tags.sorted())
+            writer.member("timeout", event.timeout.description)
+            writer.member("title", event.title)
+        }
+    }
+}
+
+extension SinkOutcome {
+    /// ``encode(to:)``'s keys in sorted order.
+    func write(into writer: inout JSONWriter) {
+        var count: Int?
+        var error: String?
+        var previousHandle: String?
+        var reason: String?
+        var retryable: Bool?
+        switch status {
+        case .delivered: break
+        case .replaced(let previous): previousHandle = previous.value
+        case .queued(let text), .unavailable(let text): reason = text
+        case .suppressed(let suppression):
+            reason = suppression.code
+            if case .duplicate(let duplicates, _, _) = suppression { count = duplicates }
+        case .failed(let failure):
+            reason = failure.kind.rawValue
+            error = failure.message
+            retryable = failure.isRetryable
+        case .planned(let intent):
+            switch intent {
+            case .show: reason = "show"
+            case .replace(let handle):
+                reason = "replace"
+                previousHandle = handle.value
+            case .updateDuplicateCount(let handle, let duplicates):
+                reason = "update-count"
+                previousHandle = handle.value
+                count = duplicates
+            }
+        }
+        writer.object { writer in
+            writer.member("count", count)
+            writer.key("duration_ms")
+            writer.number((duration.seconds * 1_000_000).rounded() / 1_000)
+            writer.member("error", error)
+            writer.member("failover_for", failoverFor)
+            writer.member("handle", handle?.value)
+            writer.member("kind", kind)
+            writer.member("notes", strings: notes)
+            writer.member("previous_handle", previousHandle)
+            writer.member("reason", reason)
+            if let retryable {
+                writer.key("retryable")
+                writer.bool(retryable)
+            }
+            writer.member("route", route)
+            writer.member("sink", sink)
+            writer.member("status", status.name)
+        }
+    }
+}

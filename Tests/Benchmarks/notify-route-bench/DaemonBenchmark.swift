@@ -18,12 +18,18 @@ import UnixSignals
 func benchServe(socket: String) async -> Never {
     let directory = "\(ProcessEnvironment.value("BENCH_STATE_DIR") ?? "/dev/shm")/notify-route-bench-serve-\(getpid())"
     mkdir(directory, 0o700)
+    // Made as `serve` makes its history directory (RouterMemory.resolveDirectory):
+    // RouterMemory opens history.db only in a directory that exists.
+    mkdir(directory + "/history", 0o700)
     let yaml = """
     sinks: { counting: { kind: counting } }
     routes: [ { match: {}, to: [counting] } ]
     """
-    let store = SQLiteStateStore(directory: directory)
-    let memory = RouterMemory(directory: directory + "/history")
+    let notice: @Sendable (String) -> Void = { message in
+        _ = "notify-route-bench serve: \(message)\n".withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    }
+    let store = SQLiteStateStore(directory: directory, notice: notice)
+    let memory = RouterMemory(directory: directory + "/history", notice: notice)
     var logger = Logger(label: "notify-route-bench.serve")
     logger.logLevel = .warning
     do {

@@ -1,0 +1,50 @@
+import Foundation
+@testable import NotifyRoute
+import Testing
+
+/// The daemon's answers carry the report written by ``JSONWriter``: these check that the
+/// bytes are those `JSONEncoder` writes for the report's `Encodable` form (what `send
+/// --json` prints and what clients of the daemon protocol read).
+@Suite struct DeliveryReportJSONTests {
+    static func encoded(_ report: DeliveryReport) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(report), as: UTF8.self)
+    }
+
+    @Test func reportIsWhatTheEncoderWrote() throws {
+        var checked = 0
+        for report in HistoryJSONTests.reports {
+            #expect(String(decoding: report.json(), as: UTF8.self) == (try Self.encoded(report)))
+            checked += 1
+        }
+        #expect(checked > 0)
+    }
+
+    /// Every outcome field: handles, failovers, notes, planned intents, and durations
+    /// from none to hours (the encoder's number form: no `.0`, exponents where it writes them).
+    @Test func outcomesAreWhatTheEncoderWrote() throws {
+        let statuses = HistoryJSONTests.statuses + [
+            .planned(.replace(SinkHandle("7"))), .planned(.updateDuplicateCount(SinkHandle("9 \"x\""), count: 12)),
+            .failed(SinkError(.unavailable, "gone", isRetryable: true)),
+        ]
+        let durations: [Duration] = [
+            .zero, .nanoseconds(1), .nanoseconds(499), .nanoseconds(500), .microseconds(1), .microseconds(7), .microseconds(120),
+            .milliseconds(1), .milliseconds(5) + .nanoseconds(1234), .milliseconds(999), .seconds(1), .seconds(2) + .microseconds(333),
+            .seconds(3600), .seconds(86_400 * 400) + .microseconds(1), .seconds(1_000_000_000),
+        ]
+        let event = ResolvedEvent(
+            title: "t", body: nil, level: .warning, timeout: .never, app: "a", source: nil, tags: [], dedupKey: "d",
+            replaceKey: nil, icon: nil, category: nil, actions: [], fields: [:], messageID: nil, progress: nil)
+        for (index, status) in statuses.enumerated() {
+            let outcomes = durations.enumerated().map { position, duration in
+                SinkOutcome(
+                    sink: "s\(position)", kind: "desktop", status: status, handle: position % 2 == 0 ? SinkHandle("h\(position)") : nil,
+                    route: "route \(index)", failoverFor: position % 3 == 0 ? "desktop / \"x\"" : nil,
+                    notes: position % 4 == 0 ? [] : ["note \(position)", "tab\there"], duration: duration)
+            }
+            let report = DeliveryReport(event: event, matchedRules: [], matchedRoutes: ["--sink"], outcomes: outcomes, notes: index % 2 == 0 ? [] : ["no route"])
+            #expect(String(decoding: report.json(), as: UTF8.self) == (try Self.encoded(report)))
+        }
+    }
+}
