@@ -292,7 +292,7 @@ struct SystemdUnitTests {
                 .write(to: unit, atomically: true, encoding: .utf8)
             paths.append(unit.path)
         }
-        let result = try ProcessRunner.run(analyze, ["verify", "--user"] + paths, environment: ["XDG_RUNTIME_DIR": directory.path])
+        let result = try ProcessRunner.run(analyze, ["verify", "--user", "--man=no"] + paths, environment: ["XDG_RUNTIME_DIR": directory.path])
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError.isEmpty, "\(result.standardError)")
         #expect(try String(contentsOfFile: paths[0], encoding: .utf8).contains("Type=notify"))
