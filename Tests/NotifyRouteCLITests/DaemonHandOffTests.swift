@@ -86,13 +86,22 @@ struct DaemonHandOffTests {
             let lines = 3000
             let input = (0..<lines).map { "{\"title\":\"line \($0)\",\"fields\":{\"\(PrivateJournal.runField)\":\"\(run)\",\"SEQ\":\"\($0)\"}}" }
                 .joined(separator: "\n") + "\n"
+            let file = daemon.directory.appendingPathComponent("lines.jsonl"), gone = daemon.directory.appendingPathComponent("gone").path
+            try input.write(to: file, atomically: true, encoding: .utf8)
+            // The first 500 lines, then the rest once the daemon is gone: the kill lands mid-stream
+            // however fast the daemon routes, and however slow the machine is today.
+            let script = """
+                { head -n 500 "$1"; while [ ! -e "$2" ]; do sleep 0.02; done; tail -n +501 "$1"; } | "$0" ingest --json
+                """
             let environment = daemon.environment
             async let result = PrivateJournal.offPool {
-                try ProcessRunner.notifyRoute(["ingest", "--json"], environment: environment, input: input)
+                try ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", script, TestEnvironment.notifyRouteBinary.path, file.path, gone],
+                                      environment: environment, timeLimit: .seconds(120))
             }
-            // Killed once it has routed some of them, however slow the machine is today.
             try await DaemonFaultTests.waitUntilDelivered(100, by: daemon)
             daemon.signal(SIGKILL)
+            _ = daemon.waitForExit(timeLimit: .seconds(5))
+            _ = FileManager.default.createFile(atPath: gone, contents: nil)
             let ingest = try await result
             #expect(ingest.status == 0, "\(ingest.standardError)")
             let vias = ingest.standardOutput.split(separator: "\n").compactMap { try? DaemonTests.json(String($0))["via"] as? String }
