@@ -56,13 +56,4 @@ for r in $(seq "$ROUNDS"); do
     -n "send to Alertmanager, notify-route-network" "$(send full am)" >/dev/null
 done
 uptime
-python3 - "$ROUNDS" "$W" <<'PY'
-import json, statistics, sys
-rounds, work = int(sys.argv[1]), sys.argv[2]
-parts = [json.load(open(f"{work}/hf-{r}.json"))["results"] for r in range(1, rounds + 1)]
-for i, first in enumerate(parts[0]):
-    times = [t for p in parts for t in p[i]["times"]]
-    cpu = statistics.mean(p[i]["user"] + p[i]["system"] for p in parts) * 1000
-    medians = " / ".join(f"{statistics.median(p[i]['times']) * 1000:.2f}" for p in parts)
-    print(f"{first['command']:45s} median {statistics.median(times) * 1000:6.2f} ms  CPU {cpu:5.2f} ms  rounds: {medians}")
-PY
+python3 "$(dirname "$0")/hf-rounds.py" "$ROUNDS" "$W" 45
