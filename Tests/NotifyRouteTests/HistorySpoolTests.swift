@@ -64,6 +64,18 @@ import Testing
         #expect(try titles() == ["first", "second", "third"])
     }
 
+    /// A daemon's connection stays open: what a one-shot send spooled meanwhile is folded
+    /// before the daemon's next record, so the history keeps the order of the events.
+    @Test func aConnectionKeptOpenFoldsWhatWasSpooledMeanwhile() throws {
+        let daemon = RouterMemory(directory: directory, keepsOpen: true, notice: { Issue.record("notice: \($0)") })
+        record(daemon, "first", at: start)
+        record(memory(), "second", at: start.addingTimeInterval(1))
+        #expect(spoolSize > 0)
+        record(daemon, "third", at: start.addingTimeInterval(2))
+        #expect(spoolSize == 0)
+        #expect(try titles() == ["first", "second", "third"])
+    }
+
     @Test func aRowReadsBackAsWritten() throws {
         let row = HistorySpool.Row(
             token: HistorySpool.Row.token(), time: 1_790_000_000.125, level: "warning", source: nil, app: "backup",

@@ -277,8 +277,9 @@ public final class RouterMemory: Sendable {
             if connection == nil { connection = try open() }
             guard let open = connection else { throw Failure(description: "no history database") }
             do {
-                // Whoever opens history.db folds the spool first: its lines are older than what follows.
-                if !open.foldedSpool {
+                // Whoever opens history.db folds the spool first: its lines are older than what
+                // follows. A connection kept open (the daemon) also folds what one-shot sends spooled since.
+                if !open.foldedSpool || keepsOpen {
                     open.foldedSpool = true
                     if spool.mayHoldLines { try fold(into: open) }
                 }
