@@ -17,6 +17,8 @@ final class SQLiteDatabase {
     }
 
     let handle: OpaquePointer
+    /// The file, for the file system's free space when SQLite says it is full.
+    private let path: String
 
     /// Opens (creating if missing) the database at `path`. `SQLITE_OPEN_NOFOLLOW` refuses a
     /// symbolic link in its place; `SQLITE_OPEN_EXRESCODE` gives extended codes.
@@ -30,6 +32,7 @@ final class SQLiteDatabase {
             throw Failure(code: status & 0xFF, description: "cannot open \(path): \(message)")
         }
         handle = db
+        self.path = path
         sqlite3_busy_timeout(db, milliseconds)
     }
 
@@ -72,8 +75,18 @@ final class SQLiteDatabase {
         let system = sqlite3_system_errno(handle)
         if system != 0 && [SQLITE_FULL, SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY].contains(code) {
             description += " (\(String(cString: strerror(system))))"
+        } else if code == SQLITE_FULL && fileSystemIsFull {
+            // SQLite clears the errno of a write cut short by ENOSPC (the same code as
+            // `max_page_count` reached): the file system's free space tells the two apart.
+            description += " (\(String(cString: strerror(ENOSPC))))"
         }
         return Failure(code: code, description: description)
+    }
+
+    private var fileSystemIsFull: Bool {
+        var status = statvfs()
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        return statvfs(directory.isEmpty ? "/" : directory, &status) == 0 && status.f_bavail == 0
     }
 
     /// A prepared statement, reset after each use so that it holds no lock between uses.

@@ -114,6 +114,7 @@ public final class SQLiteStateStore: RouterStateStore, StateBatchMember {
             do {
                 let database = try SQLiteDatabase(
                     path: databasePath, busyTimeout: Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000))
+                database.keepLogFiles()
                 // The common case, a database of this version, reads one header field here.
                 let current = try database.integer("PRAGMA user_version") == StateSchema.version
                 try configure(database, isNew: !current)
@@ -141,8 +142,8 @@ public final class SQLiteStateStore: RouterStateStore, StateBatchMember {
         // the file, so only a database not yet migrated is switched. synchronous=NORMAL:
         // a power cut may lose the last commits, never consistency (and the runtime directory
         // is usually a tmpfs, gone at power-off anyway). The last connection to close (a
-        // `send` is usually alone) checkpoints: a log left behind would be read whole by the
-        // next process to rebuild its index.
+        // `send` is usually alone) checkpoints and empties the log (`journal_size_limit`,
+        // kept files): a log left full would be read whole by the next process to rebuild its index.
         try database.execute("""
             \(isNew ? "PRAGMA journal_mode = WAL;" : "") PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = 4194304;
             PRAGMA max_page_count = \(maximumBytes / pageSize);
