@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "NotifyRouteNetwork", targets: ["NotifyRouteNetwork"]),
         .library(name: "NotifyRouteLogging", targets: ["NotifyRouteLogging"]),
         .library(name: "NotifyRouteService", targets: ["NotifyRouteService"]),
+        .library(name: "NotifyRouteHost", targets: ["NotifyRouteHost"]),
         .library(name: "NotifyRouteTesting", targets: ["NotifyRouteTesting"]),
         .executable(name: "notify-route", targets: ["notify-route"]),
         .executable(name: "notify-route-network", targets: ["notify-route-network"]),
@@ -105,15 +106,28 @@ let package = Package(
         ),
 
         // MARK: The long-lived router: a swift-service-lifecycle Service, and the daemon's socket server.
+        // Re-exports NotifyRouteHost, so that `import NotifyRouteService` gives both.
         .target(
             name: "NotifyRouteService",
             dependencies: [
                 "NotifyRoute",
+                "NotifyRouteHost",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // What the daemon and its clients share without SwiftNIO or swift-service-lifecycle: the
+        // protocol and its client, the router host, the sources. `notify-route` links this and
+        // not the server, whose metadata would otherwise be relocated at every start of a send
+        // (Tests/Benchmarks/README.md: "The daemon's server out of notify-route").
+        .target(
+            name: "NotifyRouteHost",
+            dependencies: [
+                "NotifyRoute",
+                .product(name: "Logging", package: "swift-log"),
                 "CJournalReader",
             ]
         ),
@@ -123,9 +137,9 @@ let package = Package(
 
         // MARK: CLI: wires the built-in plugins by an explicit list.
         // The commands, in a library that two executables share. `notify-route` links no
-        // network code: a `send` whose event can reach an alertmanager or webhook sink, another
-        // command whose config declares one, and `serve` exec `notify-route-network`, installed
-        // beside it, which links it all; SwiftNIO's
+        // network code and no daemon server: a `send` whose event can reach an alertmanager or
+        // webhook sink, another command whose config declares one, and `serve` exec
+        // `notify-route-network`, installed beside it, which links it all; SwiftNIO's
         // HTTP, async-http-client and BoringSSL would otherwise slow the start of every send
         // (Tests/Benchmarks/README.md: "Two executables").
         .target(
@@ -137,7 +151,7 @@ let package = Package(
                 "NotifyRouteJournal",
                 "NotifyRouteExec",
                 "NotifyRouteNetworkSchema",
-                "NotifyRouteService",
+                "NotifyRouteHost",
                 "CTetheredSpawn",
                 "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -148,7 +162,13 @@ let package = Package(
         .executableTarget(name: "notify-route", dependencies: ["NotifyRouteCLI"], path: "Sources/Executables/notify-route"),
         .executableTarget(
             name: "notify-route-network",
-            dependencies: ["NotifyRouteCLI", "NotifyRouteNetwork"],
+            dependencies: [
+                "NotifyRoute", "NotifyRouteCLI", "NotifyRouteJournal", "NotifyRouteNetwork", "NotifyRouteService", "NotifyRouteTerminal",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
             path: "Sources/Executables/notify-route-network"
         ),
 
@@ -191,10 +211,10 @@ let package = Package(
         .testTarget(name: "NotifyRouteExecTests", dependencies: ["NotifyRouteExec", "NotifyRouteTestSupport"]),
         .testTarget(
             name: "NotifyRouteNetworkTests",
-            dependencies: ["NotifyRouteNetwork", "NotifyRouteService", "notify-route", "notify-route-network", "NotifyRouteTestSupport"]
+            dependencies: ["NotifyRouteNetwork", "NotifyRouteService", "NotifyRouteHost", "notify-route", "notify-route-network", "NotifyRouteTestSupport"]
         ),
         .testTarget(name: "NotifyRouteLoggingTests", dependencies: ["NotifyRouteLogging", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
-        .testTarget(name: "NotifyRouteServiceTests", dependencies: ["NotifyRouteService", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
+        .testTarget(name: "NotifyRouteServiceTests", dependencies: ["NotifyRouteService", "NotifyRouteHost", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
         .testTarget(
             name: "NotifyRouteCLITests",
             dependencies: ["NotifyRouteCLI", "notify-route", "notify-route-network", "NotifyRouteTestSupport"],

@@ -12,9 +12,11 @@ import Glibc
 /// starts three. Every other command runs in the pool while the main thread serves the main
 /// queue, as with an async `main`.
 ///
-/// Both executables start here: `network` says whether this one links the network sinks.
+/// Both executables start here: `network` says whether this one links the network sinks,
+/// `daemon` whether it links the daemon's server.
 public enum NotifyRouteMain {
-    public static func main(network: NetworkSinks) {
+    public static func main(network: NetworkSinks, daemon: DaemonServer? = nil) {
+        BuiltinPlugins.daemon = daemon
         NetworkHandOff.start(network)
         let arguments = Array(CommandLine.arguments.dropFirst())
         // notify-send's options through a link named notify-send, or as `notify-route notify-send`.

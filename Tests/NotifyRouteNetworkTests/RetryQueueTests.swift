@@ -1,5 +1,6 @@
 import Foundation
 import NotifyRoute
+@testable import NotifyRouteHost
 @testable import NotifyRouteNetwork
 @testable import NotifyRouteService
 import NotifyRouteTestSupport

@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import Logging
 import NotifyRoute
+@testable import NotifyRouteHost
 @testable import NotifyRouteService
 import NotifyRouteTesting
 import ServiceLifecycle

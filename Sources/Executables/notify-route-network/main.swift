@@ -1,4 +1,4 @@
 import NotifyRouteCLI
 import NotifyRouteNetwork
 
-NotifyRouteMain.main(network: .linked([AlertmanagerSink.plugin, WebhookSink.plugin]))
+NotifyRouteMain.main(network: .linked([AlertmanagerSink.plugin, WebhookSink.plugin]), daemon: .serve)

@@ -12,14 +12,14 @@ import Dispatch
 
 /// Finds the config, loads it and builds the router; config problems become exit 78
 /// with file:line:column on stderr, before anything is sent.
-enum RouterLoader {
+package enum RouterLoader {
     static var embeddedConfig: String {
         String(decoding: PackageResources.notify_route_yaml, as: UTF8.self)
     }
 
     /// - Parameter daemon: `serve` logs what it does (refusals, reloads) at info; a
     ///   one-shot command says only what went wrong, itself.
-    static func bootstrapLogging(verbose: Bool, daemon: Bool = false) {
+    package static func bootstrapLogging(verbose: Bool, daemon: Bool = false) {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler(label: label, stream: ConsoleErrorStream())
             handler.logLevel = verbose ? .debug : daemon ? .info : .critical
@@ -31,7 +31,7 @@ enum RouterLoader {
         try source(config: options.config)
     }
 
-    static func source(config: String?) throws -> ConfigSource {
+    package static func source(config: String?) throws -> ConfigSource {
         do {
             return try ConfigSource.locate(
                 explicitPath: config, environment: ProcessEnvironment.values(["NOTIFY_ROUTE_CONFIG", "XDG_CONFIG_HOME", "HOME"]),
@@ -79,7 +79,7 @@ enum RouterLoader {
     }
 
     /// The router for `source`, or what is wrong with the config (file:line:col).
-    static func makeRouter(
+    package static func makeRouter(
         from source: ConfigSource, store: any RouterStateStore, plugins: SinkRegistry = BuiltinPlugins.registry,
         memory: RouterMemory? = nil
     ) throws(ConfigError) -> NotificationRouter {
@@ -97,7 +97,7 @@ enum RouterLoader {
 
     /// The config file `source` came from, read again (`serve`'s reload); the embedded
     /// config is what it was.
-    static func reread(_ source: ConfigSource) throws(ConfigError) -> ConfigSource {
+    package static func reread(_ source: ConfigSource) throws(ConfigError) -> ConfigSource {
         source.origin == ConfigSource.embeddedOrigin ? source : try ConfigSource.read(path: source.origin)
     }
 
@@ -127,7 +127,7 @@ enum RouterLoader {
     /// The state database under $XDG_RUNTIME_DIR/notify-route (or a private temp directory).
     /// If it cannot be used, say why and keep delivering: losing dedup is better than
     /// losing the event.
-    static func stateStore() -> any RouterStateStore {
+    package static func stateStore() -> any RouterStateStore {
         do {
             let directory = try StateDirectory.resolve(
                 environment: ProcessEnvironment.values(["XDG_RUNTIME_DIR", "TMPDIR"]), warning: { Console.error("state: \($0)") })
@@ -140,7 +140,7 @@ enum RouterLoader {
 
     /// The history, silences and pause under $XDG_STATE_HOME/notify-route. If they cannot
     /// be used, say why and keep delivering.
-    static func memory(keepsOpen: Bool) -> RouterMemory? {
+    package static func memory(keepsOpen: Bool) -> RouterMemory? {
         do {
             return RouterMemory(directory: try RouterMemory.resolveDirectory(), keepsOpen: keepsOpen, notice: { Console.error("history: \($0)") })
         } catch {
@@ -164,7 +164,7 @@ enum RouterLoader {
     }
 
     /// A closed pipe on stderr must be a reported failure, not a silent death by SIGPIPE.
-    static func ignoreSIGPIPE() {
+    package static func ignoreSIGPIPE() {
         signal(SIGPIPE, SIG_IGN)
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Glibc
 import NotifyRoute
-import NotifyRouteService
+import NotifyRouteHost
 
 /// `--no-daemon` and `--socket`, for the commands that hand events to `notify-route serve`.
 struct HandOffOptions: ParsableArguments {

@@ -5,7 +5,7 @@ import Foundation
 #endif
 import NotifyRoute
 
-enum ReportPrinter {
+package enum ReportPrinter {
     /// Who routed an event, as the `--json` report's `via` says.
     enum Via: String, Encodable {
         case local, daemon
@@ -36,7 +36,7 @@ enum ReportPrinter {
     }
 
     /// The report as text, one line per sink.
-    static func text(_ report: DeliveryReport) -> String {
+    package static func text(_ report: DeliveryReport) -> String {
         var lines = ["\(report.summary.rawValue): [\(report.event.level.rawValue)] \(report.event.title)"]
         if let dropped = report.droppedBy { lines.append("  dropped by \(dropped)") }
         for outcome in report.outcomes {
@@ -56,7 +56,7 @@ enum ReportPrinter {
     }
 
     /// What ``problems(_:)`` prints, a line each.
-    static func problemLines(_ report: DeliveryReport) -> [String] {
+    package static func problemLines(_ report: DeliveryReport) -> [String] {
         let delivered = report.summary == .delivered || report.summary == .suppressed
         var lines: [String] = []
         for outcome in report.outcomes {

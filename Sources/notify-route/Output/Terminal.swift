@@ -8,8 +8,8 @@ import Synchronization
 /// Everything written here passes ``TextSanitizer/escaped(_:)``: messages quote input
 /// (a JSON key, an option's value, a plugin's error, an action id from the daemon), and
 /// none of it may drive the terminal they are read on.
-enum Console {
-    static func error(_ message: String) {
+package enum Console {
+    package static func error(_ message: String) {
         write(STDERR_FILENO, "notify-route: \(message)\n")
     }
 

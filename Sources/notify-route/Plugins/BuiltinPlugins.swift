@@ -7,12 +7,14 @@ import NotifyRouteTerminal
 
 /// The sink kinds this program knows, by an explicit list (no discovery): the one
 /// place where plugins are wired in.
-enum BuiltinPlugins {
+package enum BuiltinPlugins {
     /// Where the network sinks are: set by ``NotifyRouteMain`` before anything reads it,
     /// while the process has one thread; `nil` in tests that call the commands in-process.
     nonisolated(unsafe) static var network: NetworkSinks?
+    /// The daemon's server, where it is linked; set there as ``network`` is.
+    nonisolated(unsafe) static var daemon: DaemonServer?
 
-    static let all: [SinkPlugin] = [
+    package static let all: [SinkPlugin] = [
         TerminalSink.plugin,
         DesktopSink.plugin,
         JournalSink.plugin,
@@ -28,7 +30,7 @@ enum BuiltinPlugins {
     }
 
     /// The list above has no duplicate kind, so making its registry cannot fail.
-    static var registry: SinkRegistry {
+    package static var registry: SinkRegistry {
         try! SinkRegistry(all)
     }
 }

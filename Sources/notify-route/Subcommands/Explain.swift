@@ -1,6 +1,6 @@
 import ArgumentParser
 import NotifyRoute
-import NotifyRouteService
+import NotifyRouteHost
 
 struct Explain: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyRoute
-import NotifyRouteService
+import NotifyRouteHost
 import Glibc
 import Dispatch
 

@@ -1,12 +1,5 @@
 import ArgumentParser
-import Glibc
-import Logging
 import NotifyRoute
-import NotifyRouteJournal
-import NotifyRouteService
-import NotifyRouteTerminal
-import ServiceLifecycle
-import UnixSignals
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,158 +22,28 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         // A reload may bring a network sink: the daemon is always the network executable.
         NetworkHandOff.runIfAllowed()
-        RouterLoader.bootstrapLogging(verbose: global.verbose, daemon: true)
-        RouterLoader.ignoreSIGPIPE()
-        let logger = Logger(label: "notify-route.serve")
-        let source = try RouterLoader.source(global)
-        let store = RouterLoader.stateStore()
-        let memory = RouterLoader.memory(keepsOpen: true)
-        let host: RouterHost
-        do {
-            host = try RouterHost(
-                load: {
-                    let router = try RouterLoader.makeRouter(from: RouterLoader.reread(source), store: store, plugins: BuiltinPlugins.daemonRegistry, memory: memory)
-                    router.keepTime()  // the timer below sends what waits for a time (groups)
-                    return router
-                },
-                queueDepth: { ($0 as? JournalSink)?.statistics.queued },
-                state: {
-                    switch store {
-                    case let sqlite as SQLiteStateStore: try? sqlite.snapshot()
-                    case let memory as InMemoryStateStore: memory.snapshot
-                    default: nil
-                    }
-                })
-        } catch {
-            Console.error("\(error)")
-            throw ExitStatus.configError
+        guard let server = BuiltinPlugins.daemon else {
+            Console.error("serve: this executable has no daemon; run notify-route-network serve")
+            throw ExitStatus.noSinkAvailable
         }
-
-        let listener: RouterDaemon.Listener
-        var lock: SocketLock?
-        if let inherited = Systemd.inheritedSocket() {
-            listener = .inherited(inherited)
-            // Held too, so that a `serve` started by hand beside it refuses.
-            lock = Systemd.socketPath(of: inherited).flatMap { try? SocketLock(socketPath: $0, checkingForDaemon: false) }
-        } else {
-            let path: String
-            do {
-                path = try DaemonClient.socketPath(explicit: socket)
-            } catch {
-                Console.error("serve: \(error.description)")
-                throw ExitStatus.noSinkAvailable
-            }
-            do {
-                lock = try SocketLock(socketPath: path)
-            } catch {
-                Console.error("serve: \(error.description)")
-                throw ExitStatus.noSinkAvailable
-            }
-            listener = .path(path)
-        }
-
-        var options = RouterDaemon.Options()
-        if case .path(let path) = listener, let directory = try? StateDirectory.resolve(), path == directory + "/socket" {
-            options.ownedDirectory = directory
-        }
-        options.drainLimit = .seconds(Int64(max(1, (await host.answerWithinMS) / 1000)))
-        let daemon = RouterDaemon(listener: listener, host: host, rendering: .cli, options: options, logger: logger)
-        let reloader = ReloadOnHangup(host: host, daemon: daemon, logger: logger)
-        let timer = HeldSummaryTimer(router: { await host.router }, wakeup: host.summaryWakeup, logger: logger,
-                                     delivered: { await host.tally($0) })
-        // The daemon's services: one entry per service that lives as long as it does.
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [
-                .init(service: daemon),
-                .init(service: reloader, successTerminationBehavior: .ignore),
-                .init(service: timer, successTerminationBehavior: .ignore),
-                .init(service: EscalationTimer(router: { await host.router }, logger: logger, delivered: { await host.tally($0) }),
-                      successTerminationBehavior: .ignore),
-                .init(service: SourcesService(host: host, store: store as? SQLiteStateStore, logger: logger), successTerminationBehavior: .ignore),
-            ],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
-        try await group.run()
-        withExtendedLifetime(lock) {}
-        throw ExitStatus.delivered
+        try await server.run(ServeArguments(config: global.config, verbose: global.verbose, socket: socket))
     }
 }
 
-/// SIGHUP reloads the config, as `notify-route reload` does.
-struct ReloadOnHangup: Service {
-    let host: RouterHost
-    let daemon: RouterDaemon
-    let logger: Logger
-
-    func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
-            do {
-                Systemd.notify("RELOADING=1")
-                let router = try await host.reload()
-                await daemon.applySocketAccess()
-                logger.info("reloaded on SIGHUP", metadata: ["config": "\(router.configuration.origin)"])
-            } catch {
-                logger.error("reload on SIGHUP refused; the previous config stays: \(error)")
-            }
-            Systemd.notify("READY=1")
-        }
-    }
+/// What `serve` was given, for the daemon's server.
+package struct ServeArguments: Sendable {
+    package let config: String?
+    package let verbose: Bool
+    package let socket: String?
 }
 
-/// One daemon per socket: an exclusive lock beside the socket, held for the daemon's
-/// life, so a second `serve` refuses instead of unlinking a live daemon's socket.
-final class SocketLock {
-    private let fd: Int32
+/// The daemon's server (SwiftNIO, swift-service-lifecycle), linked into `notify-route-network`
+/// only: `serve` in `notify-route` execs that executable first (``NetworkHandOff``), so a
+/// `send`'s start-up maps and relocates none of it.
+public struct DaemonServer: Sendable {
+    package let run: @Sendable (ServeArguments) async throws -> Void
 
-    struct Held: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    init(socketPath path: String, checkingForDaemon: Bool = true) throws(Held) {
-        fd = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw Held(description: "cannot open \(path).lock: \(String(cString: strerror(errno)))") }
-        let locked = flock(fd, LOCK_EX | LOCK_NB) == 0
-        // A daemon may answer without holding this lock (systemd's socket, or one started
-        // by an older notify-route): its socket must not be unlinked either.
-        let live = checkingForDaemon ? try? DaemonClient(path: path) : nil
-        guard locked, live == nil else {
-            close(fd)
-            let owner = live?.daemonPID.map { " (pid \($0))" } ?? ""
-            throw Held(description: "another notify-route serve\(owner) is already listening on \(path); stop it first, or pass --socket")
-        }
-    }
-
-    deinit { close(fd) }
-}
-
-extension RouterDaemon.Rendering {
-    /// What the CLI prints for a report, so answers through the daemon read as local ones do.
-    static let cli = RouterDaemon.Rendering(
-        exitCode: { ExitStatus.forReport($0).rawValue },
-        text: { ReportPrinter.text($0) },
-        problems: { ReportPrinter.problemLines($0) })
-}
-
-extension BuiltinPlugins {
-    /// The daemon's plugins: a terminal sink draws on the terminal of the process that
-    /// routes the event, and a daemon has none, so there it is unavailable and says why;
-    /// a route's failover then applies as for any unavailable sink.
-    static var daemonRegistry: SinkRegistry {
-        let terminal = SinkPlugin(kind: TerminalSink.plugin.kind, summary: TerminalSink.plugin.summary, options: TerminalSink.plugin.options) { _ in
-            NoTerminalSink()
-        }
-        return try! SinkRegistry(all.map { $0.kind == terminal.kind ? terminal : $0 })
-    }
-}
-
-struct NoTerminalSink: NotificationSink {
-    static let reason = "a terminal sink draws on the terminal of the command that routes the event, and the daemon has none"
-
-    var capabilities: SinkCapabilities { SinkCapabilities() }
-
-    func availability() async -> SinkAvailability { .unavailable(reason: Self.reason) }
-
-    func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
-        throw SinkError(.unavailable, Self.reason)
+    package init(run: @escaping @Sendable (ServeArguments) async throws -> Void) {
+        self.run = run
     }
 }

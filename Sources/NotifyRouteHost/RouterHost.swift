@@ -22,8 +22,8 @@ public actor RouterHost {
     private var inFlight = 0
     /// Network deliveries that failed and may succeed later.
     public let retries: RetryQueue
-    /// Wakes the ``HeldSummaryTimer`` when something new is held, and on reload.
-    public nonisolated let summaryWakeup = HeldSummaryTimer.Wakeup()
+    /// Wakes the daemon's held-summary timer when something new is held, and on reload.
+    public nonisolated let summaryWakeup = TimerWakeup()
     /// When a paused event last woke the timer (``tally(_:)``).
     private var lastPausePoke = ContinuousClock.now - .seconds(2)
 
@@ -73,12 +73,12 @@ public actor RouterHost {
         return DurationParser.milliseconds((longest ?? EventDefaults.builtInDeadline) * 2) + 1000
     }
 
-    func begin() -> NotificationRouter {
+    package func begin() -> NotificationRouter {
         inFlight += 1
         return router
     }
 
-    func end(_ report: DeliveryReport?) {
+    package func end(_ report: DeliveryReport?) {
         inFlight -= 1
         guard let report else { return }
         tally(report)

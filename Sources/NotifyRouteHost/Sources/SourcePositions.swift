@@ -3,30 +3,30 @@ import Synchronization
 
 /// Where each source stopped reading and which units it reported failed: in the state
 /// database when the daemon has one (so a restart goes on where it stopped), else in memory.
-final class SourcePositions: Sendable {
+package final class SourcePositions: Sendable {
     private let store: SQLiteStateStore?
     private let memory = Mutex<(cursors: [String: String], failed: [String: Set<String>])>(([:], [:]))
 
-    init(store: SQLiteStateStore?) {
+    package init(store: SQLiteStateStore?) {
         self.store = store
     }
 
-    func cursor(_ source: String) throws -> String? {
+    package func cursor(_ source: String) throws -> String? {
         if let store { return try store.sourceCursor(source) }
         return memory.withLock { $0.cursors[source] }
     }
 
-    func save(cursor: String, for source: String) throws {
+    package func save(cursor: String, for source: String) throws {
         if let store { return try store.saveSourceCursor(cursor, for: source) }
         memory.withLock { $0.cursors[source] = cursor }
     }
 
-    func failedUnits(_ source: String) throws -> Set<String> {
+    package func failedUnits(_ source: String) throws -> Set<String> {
         if let store { return try store.failedUnits(source) }
         return memory.withLock { $0.failed[source] ?? [] }
     }
 
-    func setUnit(_ unit: String, failed: Bool, source: String) throws {
+    package func setUnit(_ unit: String, failed: Bool, source: String) throws {
         if let store { return try store.setUnit(unit, failed: failed, source: source) }
         memory.withLock { state in
             if failed { state.failed[source, default: []].insert(unit) } else { state.failed[source]?.remove(unit) }

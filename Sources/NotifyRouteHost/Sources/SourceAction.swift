@@ -1,14 +1,14 @@
 import NotifyRoute
 
 /// What a source asks of the daemon's router: an event to route, or a notification to close.
-enum SourceAction: Sendable, Equatable {
+package enum SourceAction: Sendable, Equatable {
     case send(NotificationEvent)
     case close(replaceKey: String)
 }
 
 extension SourceDeclaration {
     /// The event of one record: the templates rendered over its fields, a missing field empty.
-    func event(from fields: [String: String], level defaultLevel: Level) -> NotificationEvent {
+    package func event(from fields: [String: String], level defaultLevel: Level) -> NotificationEvent {
         let lookup: (String) -> String? = { fields[$0] }
         func nonEmpty(_ text: String) -> String? { text.isEmpty ? nil : text }
         // A title is one line: a multi-line MESSAGE keeps its lines apart with spaces.
@@ -25,7 +25,7 @@ extension SourceDeclaration {
     }
 
     /// Every field the source looks at: its conditions, its templates, and its kind's own.
-    var fieldsRead: Set<String> {
+    package var fieldsRead: Set<String> {
         var names = Set(match.map(\.field))
         for template in [effectiveTitle, effectiveBody, effectiveApp, dedupKey, effectiveReplaceKey].compactMap({ $0 }) {
             names.formUnion(template.fieldNames)
@@ -37,7 +37,7 @@ extension SourceDeclaration {
         return names
     }
 
-    var effectiveReplaceKey: FieldTemplate? {
+    package var effectiveReplaceKey: FieldTemplate? {
         replaceKey ?? (kind == .units ? Self.unitReplaceKey : nil)
     }
 

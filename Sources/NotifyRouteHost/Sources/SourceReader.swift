@@ -7,8 +7,8 @@ import Synchronization
 /// its wait): it reads the journal from where it stopped, hands each event to `deliver`
 /// (which returns once the router has routed it), and saves the cursor after it, so a
 /// restart neither misses nor repeats a record. ``stop()`` wakes it at once.
-final class SourceReader: Sendable {
-    let declaration: SourceDeclaration
+package final class SourceReader: Sendable {
+    package let declaration: SourceDeclaration
     private let positions: SourcePositions
     private let deliver: @Sendable (SourceAction) -> Void
     private let logger: Logger
@@ -17,13 +17,13 @@ final class SourceReader: Sendable {
     private let exited = Atomic<Bool>(false)
 
     /// How often a source that only skips records saves its place.
-    static let saveEvery = 5_000
+    package static let saveEvery = 5_000
     /// How long a source waits before opening the journal again after an error.
-    static let retryDelayMS: Int32 = 1_000
+    package static let retryDelayMS: Int32 = 1_000
     /// Records notify-route wrote itself (the journal sink's fields) are never read back.
-    static let ownFieldPrefix = Array("NOTIFY_ROUTE_".utf8)
+    package static let ownFieldPrefix = Array("NOTIFY_ROUTE_".utf8)
 
-    init(declaration: SourceDeclaration, positions: SourcePositions, logger: Logger,
+    package init(declaration: SourceDeclaration, positions: SourcePositions, logger: Logger,
          deliver: @escaping @Sendable (SourceAction) -> Void) throws {
         self.declaration = declaration
         self.positions = positions
@@ -47,7 +47,7 @@ final class SourceReader: Sendable {
     }
 
     /// Starts the loop on a new thread; false when the system refuses one.
-    func start() -> Bool {
+    package func start() -> Bool {
         DetachedThread.start(name: "notify-route source") { [self] in
             run()
             exited.store(true, ordering: .releasing)
@@ -55,13 +55,13 @@ final class SourceReader: Sendable {
     }
 
     /// Asks the loop to end: it finishes the record at hand, sends what it holds and saves its place.
-    func stop() {
+    package func stop() {
         stopping.store(true, ordering: .releasing)
         var byte: UInt8 = 1
         _ = write(stopPipe.write, &byte, 1)
     }
 
-    var hasExited: Bool { exited.load(ordering: .acquiring) }
+    package var hasExited: Bool { exited.load(ordering: .acquiring) }
 
     private var isStopping: Bool { stopping.load(ordering: .acquiring) }
 

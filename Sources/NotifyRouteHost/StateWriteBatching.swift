@@ -6,21 +6,21 @@ import Synchronization
 /// at ``maximumAge``); a request alone commits as it ends. Each answer waits for the
 /// commit of what its event changed, so an answered event's dedup window, handle or held
 /// count is in the state store that a local `send` reads if the daemon is then killed.
-final class StateWriteBatching: Sendable {
+package final class StateWriteBatching: Sendable {
     private struct Round {
         var batch: StateBatch?
         var active = 0
     }
     private let round = Mutex(Round())
-    let maximumAge: Duration
+    package let maximumAge: Duration
 
-    init(maximumAge: Duration = .milliseconds(10)) {
+    package init(maximumAge: Duration = .milliseconds(10)) {
         self.maximumAge = maximumAge
     }
 
     /// Runs `body` in the batch under way (or a new one), and returns once what it
     /// changed is committed.
-    func run<Result: Sendable>(_ body: () async -> Result) async -> Result {
+    package func run<Result: Sendable>(_ body: () async -> Result) async -> Result {
         let (result, committed) = await route(body)
         await committed.wait()
         return result
@@ -29,7 +29,7 @@ final class StateWriteBatching: Sendable {
     /// Runs `body` in the batch under way (or a new one) and returns at once, with what
     /// tells when its changes are committed: a connection routes its next request
     /// meanwhile, and its requests then share commits too.
-    func route<Result: Sendable>(_ body: () async -> Result) async -> (Result, Committed) {
+    package func route<Result: Sendable>(_ body: () async -> Result) async -> (Result, Committed) {
         let batch = round.withLock { round in
             round.active += 1
             if let batch = round.batch { return batch }
@@ -52,14 +52,14 @@ final class StateWriteBatching: Sendable {
 }
 
 /// Signalled once: the commit of a request's state changes.
-final class Committed: Sendable {
+package final class Committed: Sendable {
     private struct State {
         var done = false
         var waiter: CheckedContinuation<Void, Never>?
     }
     private let state = Mutex(State())
 
-    func signal() {
+    package func signal() {
         let waiter = state.withLock { state in
             state.done = true
             defer { state.waiter = nil }
@@ -69,9 +69,9 @@ final class Committed: Sendable {
     }
 
     /// Whether ``signal()`` was called.
-    var isDone: Bool { state.withLock { $0.done } }
+    package var isDone: Bool { state.withLock { $0.done } }
 
-    func wait() async {
+    package func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state in
                 if !state.done { state.waiter = continuation }

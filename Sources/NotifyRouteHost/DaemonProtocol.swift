@@ -48,7 +48,7 @@ public enum DaemonProtocol {
         public var waitFor: Int?
         /// The daemon's: ``event`` as parsed from the request line, which the ingest
         /// decoder reads without the line being parsed again.
-        var eventObject: JSONLine?
+        package var eventObject: JSONLine?
 
         public init(kind: Kind, id: Int? = nil) {
             self.kind = kind
@@ -165,7 +165,7 @@ public enum DaemonProtocol {
         public var status: JSONValue?
         /// The daemon's: the report already encoded (what ``report`` decodes to), written
         /// into the answer line as is rather than decoded and encoded again.
-        var encodedReport: [UInt8]?
+        package var encodedReport: [UInt8]?
 
         enum CodingKeys: String, CodingKey {
             case id, exit, report, text, problems, interaction, error, status
@@ -175,7 +175,7 @@ public enum DaemonProtocol {
 
         /// The answer as one line, keys sorted as ``DaemonProtocol/encodeLine(_:)`` sorts
         /// them, with ``encodedReport`` in place of ``report`` when it is set.
-        func line() -> [UInt8] {
+        package func line() -> [UInt8] {
             var line: [UInt8] = [UInt8(ascii: "{")]
             line.reserveCapacity(256 + (encodedReport?.count ?? 0) + (text?.utf8.count ?? 0))
             func key(_ name: String) {

@@ -58,7 +58,7 @@ public struct PeerPolicy: Hashable, Sendable {
     }
 
     /// The group the socket is given when only groups are allowed (the first one named).
-    var firstGroup: UInt32?
+    package var firstGroup: UInt32?
 
     /// Whether anyone but the owner may connect.
     public var allowsOthers: Bool { !uids.isEmpty || !groups.isEmpty }
