@@ -6,3 +6,7 @@
 /* SQLITE_TRANSIENT is a macro casting -1 to a function pointer: Swift cannot import it. */
 static inline sqlite3_destructor_type csqlite_transient(void) { return SQLITE_TRANSIENT; }
 
+
+/* sqlite3_config is variadic: Swift cannot call it. Memory statistics off: with them on,
+ * every allocation takes a global mutex to count bytes that nothing here reads. */
+static inline int csqlite_configure(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }

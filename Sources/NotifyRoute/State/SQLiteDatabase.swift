@@ -17,12 +17,16 @@ final class SQLiteDatabase {
     }
 
     let handle: OpaquePointer
+
+    /// SQLite's process-wide settings, made before its first connection initialises it.
+    private static let configured: Int32 = csqlite_configure()
     /// The file, for the file system's free space when SQLite says it is full.
     private let path: String
 
     /// Opens (creating if missing) the database at `path`. `SQLITE_OPEN_NOFOLLOW` refuses a
     /// symbolic link in its place; `SQLITE_OPEN_EXRESCODE` gives extended codes.
     init(path: String, busyTimeout milliseconds: Int32) throws(Failure) {
+        _ = Self.configured
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         let status = sqlite3_open_v2(path, &db, flags, nil)
