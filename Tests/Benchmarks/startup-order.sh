@@ -49,11 +49,14 @@ profile() {
 }
 profile 1 --version
 profile 2 send --config "$WORK/order.yaml" --sink journal "Disk almost full" "92% used"
+# A route with a dedup window: the state database's open, transaction and close.
+printf 'sinks: { tty: { kind: terminal } }\nroutes: [ { match: {}, to: [tty], dedup: { window: 1h } } ]\n' >"$WORK/order-dedup.yaml"
+profile 6 send --config "$WORK/order-dedup.yaml" "Disk almost full" "92% used"
 profile 3 send -l warning "Disk almost full" "92% used"
 profile 4 send --dry-run --config "$WORK/order.yaml" "Disk almost full"
 profile 5 send --config "$WORK/order.yaml" --sink desktop "Disk almost full" "92% used"
 
-/usr/bin/python3 - "$ORDER_BIN" "$ORDER_MAP" "$ORDER" "$WORK"/cg.{1,2,3,4,5} <<'PY'
+/usr/bin/python3 - "$ORDER_BIN" "$ORDER_MAP" "$ORDER" "$WORK"/cg.{1,2,6,3,4,5} <<'PY'
 import re, sys
 binary, linkmap, out, profiles = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 names, seen = [], set()
