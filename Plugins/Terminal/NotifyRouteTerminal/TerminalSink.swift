@@ -164,7 +164,11 @@ public struct TerminalSink: NotificationSink {
     }
 
     public var capabilities: SinkCapabilities {
-        guard style == .banner else { return SinkCapabilities(maxTitleLength: 200, maxBodyLength: 1_000, lastResort: standsBy) }
+        // `deliversInline`: a line is written at once where the output has room for it, and
+        // otherwise answered by the delivery's deadline (``TerminalWriter/write(_:deadline:)``).
+        guard style == .banner else {
+            return SinkCapabilities(maxTitleLength: 200, maxBodyLength: 1_000, deliversInline: true, lastResort: standsBy)
+        }
         // A banner updates and closes in place, shows action labels as hints, and
         // reports when it goes (expired or closed), which `send --wait` prints.
         return SinkCapabilities(
@@ -245,7 +249,7 @@ public struct TerminalSink: NotificationSink {
     private func deliverLine(_ delivery: SinkDelivery, via writer: TerminalWriter, note: String?) async throws -> SinkReceipt {
         let useColor = writer.shouldColor(mode: color, environment: environment)
         let line = TerminalLine.render(delivery.event, color: useColor, count: delivery.duplicateCount)
-        try await writer.write(line + "\n")
+        try await writer.write(line + "\n", deadline: delivery.deadline)
         return SinkReceipt(notes: note.map { [$0] } ?? [])
     }
 

@@ -1,6 +1,7 @@
-import Glibc
 import Dispatch
+import Glibc
 import NotifyRoute
+import Synchronization
 
 /// Writes whole lines off Swift's cooperative pool, so a wedged terminal (`^S`, a
 /// full pty buffer) blocks only this writer's own queue, never the router.
@@ -41,18 +42,48 @@ final class TerminalWriter: Sendable {
         }
     }
 
-    func write(_ text: String) async throws {
+    /// Writes `text`, answering by `deadline` whatever the output does: a line the output
+    /// has not taken by then stays queued here and the delivery times out.
+    func write(_ text: String, deadline: ContinuousClock.Instant? = nil) async throws {
         let output = output
+        // A file, pipe or socket with room for the line takes it at once: written here, it
+        // starts no thread (Dispatch's pool starts several for its first job).
+        if Self.takesWithoutBlocking(output, count: text.utf8.count) {
+            return try Self.writeAll(text, to: output)
+        }
+        let answer = OneAnswer()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            answer.wait(continuation)
             queue.async {
                 do {
                     try Self.writeAll(text, to: output)
-                    continuation.resume()
+                    answer.give(.success(()))
                 } catch {
-                    continuation.resume(throwing: error)
+                    answer.give(.failure(error))
+                }
+            }
+            if let deadline {
+                // A little before the router's own deadline, so that it gets this answer.
+                let remaining = deadline - .now
+                let wait = max(.zero, remaining - min(remaining / 10, .milliseconds(100)))
+                let (seconds, attoseconds) = wait.components
+                let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+                    answer.give(.failure(SinkError(.timedOut, "\(output.rawValue) did not take the line in time (a stopped terminal, a full pipe); it is written when it does")))
                 }
             }
         }
+    }
+
+    /// Not a terminal (one can be stopped with ^S), and `poll` says there is room for
+    /// `count` bytes: a pipe that polls writable has a page free, and up to `PIPE_BUF` bytes
+    /// go in whole.
+    private static func takesWithoutBlocking(_ output: TerminalSink.Output, count: Int) -> Bool {
+        guard output != .controllingTerminal, count <= PIPE_BUF else { return false }
+        let fd = output == .standardError ? STDERR_FILENO : STDOUT_FILENO
+        guard isatty(fd) == 0 else { return false }
+        var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        return poll(&entry, 1, 0) == 1 && entry.revents & Int16(POLLOUT) != 0 && entry.revents & Int16(POLLERR | POLLHUP | POLLNVAL) == 0
     }
 
     private static func writeAll(_ text: String, to output: TerminalSink.Output) throws {
@@ -79,5 +110,21 @@ final class TerminalWriter: Sendable {
             }
             bytes = bytes.dropFirst(written)
         }
+    }
+}
+
+/// The first of several answers (written, failed, out of time) resumes the waiting delivery.
+private final class OneAnswer: Sendable {
+    private let waiting = Mutex<CheckedContinuation<Void, any Error>?>(nil)
+
+    func wait(_ continuation: CheckedContinuation<Void, any Error>) {
+        waiting.withLock { $0 = continuation }
+    }
+
+    func give(_ result: Result<Void, any Error>) {
+        waiting.withLock { waiting -> CheckedContinuation<Void, any Error>? in
+            defer { waiting = nil }
+            return waiting
+        }?.resume(with: result)
     }
 }
