@@ -52,6 +52,13 @@ final class SQLiteDatabase {
         sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &on)
     }
 
+    /// The rowid of the last row an INSERT added (an upsert that updated adds none); set it
+    /// to 0 before a statement to learn whether the statement inserted.
+    var lastInsertedRow: Int64 {
+        get { sqlite3_last_insert_rowid(handle) }
+        set { sqlite3_set_last_insert_rowid(handle, newValue) }
+    }
+
     /// Runs one or more statements that return no rows.
     func execute(_ sql: String) throws(Failure) {
         let status = sqlite3_exec(handle, sql, nil, nil, nil)

@@ -18,8 +18,8 @@ extension SQLiteStateStore {
 
         enum Query: Int, CaseIterable {
             case begin, commit, rollback, savepoint, release, rollbackToSavepoint
-            case recordDedup, dedupCount, evictExpiredDedup, evictOldestDedup, setDedupHandle, removeDedup
-            case handle, storeHandle, removeHandle, handleCount, evictOldestHandles, replaceKey
+            case recordDedup, dedupCount, evictExpiredDedup, evictOldestDedup, setDedupHandle, removeDedup, countDedup
+            case handle, storeHandle, removeHandle, handleCount, evictOldestHandles, replaceKey, countHandles
             case held, storeHeld, removeHeld, holdsQuiet
             case inhibitor, storeInhibitor, removeInhibitor, removeInhibitorsByReplaceKey
             case insertDedup, allDedup, allHandles, allHeld, allInhibitors
@@ -46,6 +46,7 @@ extension SQLiteStateStore {
                     RETURNING first_seen, last_seen, count, handle, expires
                     """
                 case .dedupCount: "SELECT n FROM counts WHERE name = 'dedup'"
+                case .countDedup: "UPDATE counts SET n = n + ?1 WHERE name = 'dedup'"
                 case .evictExpiredDedup: "DELETE FROM dedup WHERE id IN (SELECT id FROM dedup WHERE expires <= ?1 ORDER BY expires LIMIT ?2)"
                 case .evictOldestDedup: "DELETE FROM dedup WHERE id IN (SELECT id FROM dedup ORDER BY last_seen, id LIMIT ?1)"
                 case .setDedupHandle: "UPDATE dedup SET handle = ?3 WHERE sink = ?1 AND key = ?2"
@@ -57,6 +58,7 @@ extension SQLiteStateStore {
                     """
                 case .removeHandle: "DELETE FROM handles WHERE sink = ?1 AND key = ?2"
                 case .handleCount: "SELECT n FROM counts WHERE name = 'handles'"
+                case .countHandles: "UPDATE counts SET n = n + ?1 WHERE name = 'handles'"
                 case .evictOldestHandles: "DELETE FROM handles WHERE id IN (SELECT id FROM handles ORDER BY last_used, id LIMIT ?1)"
                 case .replaceKey: "SELECT key FROM handles WHERE sink = ?1 AND handle = ?2 LIMIT 1"
                 case .held: "SELECT period_start, sent, held, sources, highest FROM held WHERE kind = ?1 AND key = ?2"
@@ -109,7 +111,9 @@ extension SQLiteStateStore {
             return attempt((fresh, false)) { () throws(SQLiteDatabase.Failure) in
                 let (sink, text) = Self.columns(key)
                 let statement = try statement(.recordDedup).bind(sink, text, .real(now.timeIntervalSince1970), .real(window))
+                database.lastInsertedRow = 0
                 guard try statement.step() else { return (fresh, false) }
+                if database.lastInsertedRow != 0 { try counted(.countDedup, 1) }
                 let record = RouterState.DedupRecord(
                     firstSeen: Date(timeIntervalSince1970: statement.real(0)), lastSeen: Date(timeIntervalSince1970: statement.real(1)),
                     count: statement.integer(2), handle: statement.text(3).map(SinkHandle.init),
@@ -129,8 +133,20 @@ extension SQLiteStateStore {
             let keep = maxEntries - max(1, min(maxEntries / 10, 1_000))
             let expired = try statement(.evictExpiredDedup)
             try expired.bind(.real(now.timeIntervalSince1970), .integer(count - keep)).run()
-            let remaining = count - expired.changes
-            if remaining > maxEntries { try statement(.evictOldestDedup).bind(.integer(remaining - keep)).run() }
+            var remaining = count - expired.changes
+            if remaining > maxEntries {
+                let oldest = try statement(.evictOldestDedup)
+                try oldest.bind(.integer(remaining - keep)).run()
+                remaining -= oldest.changes
+            }
+            try counted(.countDedup, remaining - count)
+        }
+
+        /// Adds `delta` to a table's row count: the code that inserts and deletes keeps it
+        /// (a trigger would be parsed by every process that opens the database).
+        private func counted(_ query: Query, _ delta: Int) throws(SQLiteDatabase.Failure) {
+            guard delta != 0 else { return }
+            try statement(query).bind(.integer(delta)).run()
         }
 
         private func count(_ query: Query) throws(SQLiteDatabase.Failure) -> Int {
@@ -151,7 +167,9 @@ extension SQLiteStateStore {
         func removeDedup(forKey key: RouterState.Key) {
             attempt(()) { () throws(SQLiteDatabase.Failure) in
                 let (sink, text) = Self.columns(key)
-                try statement(.removeDedup).bind(sink, text).run()
+                let remove = try statement(.removeDedup)
+                try remove.bind(sink, text).run()
+                try counted(.countDedup, -remove.changes)
             }
         }
 
@@ -172,14 +190,18 @@ extension SQLiteStateStore {
         func storeHandle(_ record: RouterState.HandleRecord, forKey key: RouterState.Key) {
             attempt(()) { () throws(SQLiteDatabase.Failure) in
                 let (sink, text) = Self.columns(key)
+                database.lastInsertedRow = 0
                 try statement(.storeHandle).bind(sink, text, .text(record.handle.value), .real(record.lastUsed.timeIntervalSince1970)).run()
+                if database.lastInsertedRow != 0 { try counted(.countHandles, 1) }
             }
         }
 
         func removeHandle(forKey key: RouterState.Key) {
             attempt(()) { () throws(SQLiteDatabase.Failure) in
                 let (sink, text) = Self.columns(key)
-                try statement(.removeHandle).bind(sink, text).run()
+                let remove = try statement(.removeHandle)
+                try remove.bind(sink, text).run()
+                try counted(.countHandles, -remove.changes)
             }
         }
 
@@ -188,7 +210,9 @@ extension SQLiteStateStore {
                 let count = try count(.handleCount)
                 guard count > maxEntries else { return }
                 let keep = maxEntries - max(1, min(maxEntries / 10, 1_000))
-                try statement(.evictOldestHandles).bind(.integer(count - keep)).run()
+                let oldest = try statement(.evictOldestHandles)
+                try oldest.bind(.integer(count - keep)).run()
+                try counted(.countHandles, -oldest.changes)
             }
         }
 
@@ -292,6 +316,8 @@ extension SQLiteStateStore {
             for (key, record) in state.rates { storeHeld(record, .rate, key: key) }
             for (key, record) in state.quiet { storeHeld(record, .quiet, key: key) }
             for (key, record) in state.inhibitors { storeInhibitor(record, forKey: key) }
+            // INSERT OR REPLACE over a row replaces it: counted again, once.
+            attempt(()) { () throws(SQLiteDatabase.Failure) in try database.execute(StateSchema.recount) }
         }
 
         func all() throws(SQLiteDatabase.Failure) -> RouterState {

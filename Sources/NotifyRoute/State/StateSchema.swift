@@ -4,7 +4,7 @@
 enum StateSchema {
     static let migrations: [String] = [
         // 1: dedup windows, replace handles, held events (rate limits, quiet hours),
-        // inhibitors; row counts kept by triggers, so that the bound is checked without
+        // inhibitors; row counts kept by triggers (by the statements since 5), so that the bound is checked without
         // counting rows. Every lookup and every eviction goes through an index.
         """
         CREATE TABLE dedup(
@@ -97,7 +97,22 @@ enum StateSchema {
             record TEXT NOT NULL) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS groups_by_due ON groups(due);
         """,
+        // The row counts kept by the statements that insert and delete, not by triggers:
+        // every process parses the whole schema when it opens the database, triggers and
+        // the statements they add to every insert included.
+        """
+        DROP TRIGGER IF EXISTS dedup_added;
+        DROP TRIGGER IF EXISTS dedup_removed;
+        DROP TRIGGER IF EXISTS handles_added;
+        DROP TRIGGER IF EXISTS handles_removed;
+        """ + recount,
     ]
+
+    /// Sets the row counts from the tables themselves (a scan of each: for migrations and imports).
+    static let recount = """
+        UPDATE counts SET n = (SELECT count(*) FROM dedup) WHERE name = 'dedup';
+        UPDATE counts SET n = (SELECT count(*) FROM handles) WHERE name = 'handles';
+        """
 
     static var version: Int { migrations.count }
 }
