@@ -7,6 +7,8 @@ import Foundation
 import Logging
 import NotifyRoute
 import NotifyRouteExec
+import NotifyRouteHost
+import Synchronization
 import Glibc
 import Dispatch
 
@@ -129,13 +131,37 @@ package enum RouterLoader {
     /// losing the event.
     package static func stateStore() -> any RouterStateStore {
         do {
-            let directory = try StateDirectory.resolve(
-                environment: ProcessEnvironment.values(["XDG_RUNTIME_DIR", "TMPDIR"]), warning: { Console.error("state: \($0)") })
+            let directory = try stateDirectory(warning: { Console.error("state: \($0)") })
             return SQLiteStateStore(directory: directory, notice: { Console.error("state: \($0)") })
         } catch {
             Console.error("state: \(error.description); dedup and replace hold within this call only")
             return InMemoryStateStore()
         }
+    }
+
+    /// The state directory, checked once per process (the daemon's socket is there too): the
+    /// environment does not change within a command, and the directories above it, once
+    /// found safe, are ones no other user can change. Its warnings go to each caller.
+    static func stateDirectory(warning: (String) -> Void = { _ in }) throws(StateDirectory.Refused) -> String {
+        let resolved = resolvedStateDirectory.withLock { resolved in
+            if let resolved { return resolved }
+            var warnings: [String] = []
+            let result = Result { () throws(StateDirectory.Refused) in
+                try StateDirectory.resolve(environment: ProcessEnvironment.values(["XDG_RUNTIME_DIR", "TMPDIR"]), warning: { warnings.append($0) })
+            }
+            resolved = (result, warnings)
+            return (result, warnings)
+        }
+        resolved.warnings.forEach(warning)
+        return try resolved.result.get()
+    }
+
+    private static let resolvedStateDirectory = Mutex<(result: Result<String, StateDirectory.Refused>, warnings: [String])?>(nil)
+
+    /// The daemon's socket: `--socket`, else `$NOTIFY_ROUTE_SOCKET`, else `socket` in the state directory.
+    static func daemonSocket(explicit: String?) throws(StateDirectory.Refused) -> String {
+        if DaemonClient.socketIsNamed(explicit: explicit) { return try DaemonClient.socketPath(explicit: explicit) }
+        return try stateDirectory() + "/socket"
     }
 
     /// The history, silences and pause under $XDG_STATE_HOME/notify-route. If they cannot

@@ -26,7 +26,7 @@ struct DaemonHandOff {
     static func connect(socket: String?, config: String?, verbose: Bool) throws -> DaemonHandOff? {
         do {
             let client = try DaemonClient(
-                path: try DaemonClient.socketPath(explicit: socket), acceptingAnyOwner: DaemonClient.socketIsNamed(explicit: socket))
+                path: try RouterLoader.daemonSocket(explicit: socket), acceptingAnyOwner: DaemonClient.socketIsNamed(explicit: socket))
             if let config, !sameFile(config, client.daemonConfig) {
                 if verbose { Console.error("daemon: it routes with \(client.daemonConfig ?? "?"), not \(config); routing here") }
                 return nil
