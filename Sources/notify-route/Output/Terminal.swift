@@ -23,9 +23,15 @@ package enum Console {
 
     /// From now until ``release()`` (at the latest when the process exits), standard error is held.
     static func hold() {
-        held.withLock { if $0 == nil { $0 = [] } }
-        atexit { Console.release() }
+        let first = held.withLock { held -> Bool in
+            if held == nil { held = [] }
+            return !heldEver.exchange(true, ordering: .relaxed)
+        }
+        // Once per process: what is held when it exits is still said.
+        if first { atexit { Console.release() } }
     }
+
+    private static let heldEver = Atomic<Bool>(false)
 
     /// Writes what was held and stops holding.
     static func release() {
