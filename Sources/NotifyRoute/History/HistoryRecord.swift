@@ -134,10 +134,40 @@ public enum HistoryTime {
         var tm = tm()
         var time = Int(seconds)
         _ = gmtime_r(&time, &tm)
-        func pad(_ value: Int32, _ width: Int) -> String {
+        let year = Int(tm.tm_year) + 1900
+        guard (0...9999).contains(year), millis >= 0 else { return padded(tm, year: year, millis: millis) }
+        // Digits into 24 bytes: every event's record has one, and interpolation allocates per field.
+        return String(unsafeUninitializedCapacity: 24) { bytes in
+            var at = 0
+            func put(_ value: Int, _ width: Int, then separator: UInt8?) {
+                var rest = value
+                for index in stride(from: at + width - 1, through: at, by: -1) {
+                    bytes[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                    rest /= 10
+                }
+                at += width
+                if let separator {
+                    bytes[at] = separator
+                    at += 1
+                }
+            }
+            put(year, 4, then: UInt8(ascii: "-"))
+            put(Int(tm.tm_mon) + 1, 2, then: UInt8(ascii: "-"))
+            put(Int(tm.tm_mday), 2, then: UInt8(ascii: "T"))
+            put(Int(tm.tm_hour), 2, then: UInt8(ascii: ":"))
+            put(Int(tm.tm_min), 2, then: UInt8(ascii: ":"))
+            put(Int(tm.tm_sec), 2, then: UInt8(ascii: "."))
+            put(millis, 3, then: UInt8(ascii: "Z"))
+            return at
+        }
+    }
+
+    /// Years outside 0...9999, by the general path.
+    private static func padded(_ tm: tm, year: Int, millis: Int) -> String {
+        func pad(_ value: Int, _ width: Int) -> String {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
-        return "\(pad(tm.tm_year + 1900, 4))-\(pad(tm.tm_mon + 1, 2))-\(pad(tm.tm_mday, 2))T\(pad(tm.tm_hour, 2)):\(pad(tm.tm_min, 2)):\(pad(tm.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+        return "\(pad(year, 4))-\(pad(Int(tm.tm_mon) + 1, 2))-\(pad(Int(tm.tm_mday), 2))T\(pad(Int(tm.tm_hour), 2)):\(pad(Int(tm.tm_min), 2)):\(pad(Int(tm.tm_sec), 2)).\(pad(millis, 3))Z"
     }
 }
