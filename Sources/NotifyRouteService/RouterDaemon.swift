@@ -153,7 +153,7 @@ public struct RouterDaemon: Service {
     }
 
     /// How long the history's spooled records wait to be folded, from the first of a batch.
-    static let historyFoldDelay = Duration.milliseconds(100)
+    static let historyFoldDelay = Duration.milliseconds(25)
 
     /// ``Options/peers`` with the current config's `serve.allow`.
     func peerPolicy() async -> PeerPolicy {
