@@ -93,6 +93,18 @@ import Testing
         #expect(checked == Self.events.count * 3)
     }
 
+    /// What the history stores is written in one pass: the record's JSON and summary as
+    /// the record gives them.
+    @Test func recordWrittenInOnePassIsTheRecord() throws {
+        let times = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_790_000_000.25), Date()]
+        for (index, report) in Self.reports.enumerated() {
+            let record = HistoryRecord(report, time: times[index % times.count])
+            let written = HistoryRecord.written(report, time: times[index % times.count])
+            #expect(written.json == record.json())
+            #expect(written.summary == record.summary)
+        }
+    }
+
     @Test func inputIsWhatTheEncoderWroteWithProgress() throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

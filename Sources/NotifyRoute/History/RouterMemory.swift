@@ -189,8 +189,8 @@ public final class RouterMemory: Sendable {
         let held = report.outcomes.contains { if case .suppressed(.paused) = $0.status { true } else { false } }
         guard keep || held else { return }
         let inputJSON = IngestInput.json(input)
-        let record = keep ? HistoryRecord(report, time: now) : nil
-        let recordJSON = record?.json() ?? ""
+        let record = keep ? HistoryRecord.written(report, time: now) : nil
+        let recordJSON = record?.json ?? ""
         let event = report.event
         let row = HistorySpool.Row(
             token: HistorySpool.Row.token(), time: now.timeIntervalSince1970, level: event.level.rawValue, source: event.source,
