@@ -146,14 +146,17 @@ struct HistorySpool {
     /// committed; unlocked when released.
     final class Fold {
         private let file: Int32
-        private let bytes: UnsafeMutableBufferPointer<UInt8>
+        private let mapped: UnsafeMutableRawBufferPointer
+        private let bytes: UnsafeBufferPointer<UInt8>
         /// ``fieldCount`` per line, into `bytes`; a count of -1 for an absent value.
         private let ranges: [(start: Int, count: Int)]
         /// What was dropped, in words (a torn or unreadable line, what lay past the cap).
         let dropped: [String]
 
-        fileprivate init(file: Int32, bytes: UnsafeMutableBufferPointer<UInt8>, ranges: [(start: Int, count: Int)], dropped: [String]) {
+        fileprivate init(file: Int32, mapped: UnsafeMutableRawBufferPointer, bytes: UnsafeBufferPointer<UInt8>,
+                         ranges: [(start: Int, count: Int)], dropped: [String]) {
             self.file = file
+            self.mapped = mapped
             self.bytes = bytes
             self.ranges = ranges
             self.dropped = dropped
@@ -174,7 +177,7 @@ struct HistorySpool {
         func clear() { _ = ftruncate(file, 0) }
 
         deinit {
-            bytes.deallocate()
+            munmap(mapped.baseAddress, mapped.count)
             close(file)
         }
     }
@@ -257,25 +260,42 @@ struct HistorySpool {
             }
             usleep(500)
         }
-        let bytes: [UInt8]
-        switch FileContents.read(file, limit: Self.maximumBytes, expectedSize: Int(info.st_size)) {
-        case .success(let read): bytes = read
-        case .failure(let failure):
+        // Its size now that appenders wait for the lock.
+        guard fstat(file, &info) == 0, info.st_size > 0 else {
             close(file)
-            notice("\(path) cannot be read: \(String(cString: strerror(failure.errno)))")
             return nil
         }
-        guard !bytes.isEmpty else {
+        let tooLong = Int(info.st_size) > Self.maximumBytes
+        let length = min(Int(info.st_size), Self.maximumBytes)
+        // Mapped, not allocated: a daemon folds megabytes a second, and malloc would keep
+        // these buffers (its threshold for mapping rises with each one freed).
+        guard let mapped = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+              mapped != UnsafeMutableRawPointer(bitPattern: -1)
+        else {
             close(file)
+            notice("\(path) cannot be read: no memory for \(length) bytes")
             return nil
+        }
+        var done = 0
+        while done < length {
+            let count = read(file, mapped + done, length - done)
+            if count > 0 {
+                done += count
+            } else if count == 0 {
+                break
+            } else if errno != EINTR {
+                let reason = String(cString: strerror(errno))
+                munmap(mapped, length)
+                close(file)
+                notice("\(path) cannot be read: \(reason)")
+                return nil
+            }
         }
         var dropped: [String] = []
         var unreadable = 0
-        let tooLong = bytes.count > Self.maximumBytes
         if tooLong { dropped.append("\(path) is more than \(Self.maximumBytes) bytes: what lies past that is dropped") }
-        let kept = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: min(bytes.count, Self.maximumBytes))
-        _ = kept.initialize(from: bytes.prefix(Self.maximumBytes))
-        let spool = UnsafeBufferPointer(kept)
+        let kept = UnsafeMutableRawBufferPointer(start: mapped, count: length)
+        let spool = UnsafeBufferPointer(start: mapped.assumingMemoryBound(to: UInt8.self), count: done)
         var ranges: [(start: Int, count: Int)] = []
         ranges.reserveCapacity(spool.count / 32)
         var start = 0
@@ -291,7 +311,7 @@ struct HistorySpool {
             start = end + 1
         }
         if unreadable > 0 { dropped.append("\(unreadable) unreadable line\(unreadable == 1 ? "" : "s") dropped") }
-        return Fold(file: file, bytes: kept, ranges: ranges, dropped: dropped)
+        return Fold(file: file, mapped: kept, bytes: spool, ranges: ranges, dropped: dropped)
     }
 }
 
