@@ -117,6 +117,17 @@ public struct RouterDaemon: Service {
         case .inherited(let fd):
             server = try await bootstrap.bind(fd, childChannelInitializer: initializer)
         }
+        // The history's records go to its spool, one write each, and are folded into history.db
+        // a moment after the first of a batch: one transaction for many events.
+        let memory = await host.router.memory
+        let folds = Task {
+            guard let memory, let batches = memory.spoolRecords() else { return }
+            for await _ in batches {
+                try? await Task.sleep(for: Self.historyFoldDelay)
+                memory.foldSpooledRecords()
+            }
+        }
+        defer { folds.cancel() }
         Systemd.notify("READY=1\nMAINPID=\(getpid())")
         logger.info("listening", metadata: ["socket": "\(listenerDescription)"])
         options.onReady()
@@ -136,8 +147,13 @@ public struct RouterDaemon: Service {
             connections.shutDown()
         }
         await host.router.finish(within: options.drainLimit)
+        folds.cancel()
+        memory?.foldSpooledRecords()
         if case .path(let path) = listener { unlink(path) }
     }
+
+    /// How long the history's spooled records wait to be folded, from the first of a batch.
+    static let historyFoldDelay = Duration.milliseconds(25)
 
     /// ``Options/peers`` with the current config's `serve.allow`.
     func peerPolicy() async -> PeerPolicy {

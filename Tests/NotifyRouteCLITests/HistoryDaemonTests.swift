@@ -95,6 +95,46 @@ struct HistoryDaemonTests {
         }
     }
 
+    /// The daemon appends its records to the history's spool and folds them in batches:
+    /// `history` beside the running daemon lists every answered event in order, and a
+    /// daemon killed by SIGKILL right after its answers has lost none of them.
+    @Test func theDaemonsRecordsSurviveASIGKILLRightAfterTheirAnswers() async throws {
+        try await PrivateJournal.withAccess {
+            let (config, _) = try Self.config()
+            let stateHome = try TestEnvironment.temporaryDirectory("history-state").path
+            let daemon = try DaemonProcess.start(config: config, environment: ["XDG_STATE_HOME": stateHome])
+            defer { daemon.stop() }
+            let environment = daemon.environment
+            func ingest(_ titles: [String]) async throws {
+                let input = titles.map { "{\"title\":\"\($0)\",\"source\":\"spooled\"}" }.joined(separator: "\n") + "\n"
+                let result = try await PrivateJournal.offPool {
+                    try ProcessRunner.notifyRoute(["ingest", "--json"], environment: environment, input: input)
+                }
+                #expect(result.status == 0, "\(result.standardError)")
+                let answers = result.standardOutput.split(separator: "\n")
+                #expect(answers.count == titles.count && answers.allSatisfy { $0.contains(#""via":"daemon""#) }, "\(result.standardOutput)")
+            }
+            func history() async throws -> [String] {
+                let result = try await PrivateJournal.offPool {
+                    try ProcessRunner.notifyRoute(["history", "--json", "source=spooled"], environment: environment)
+                }
+                #expect(result.status == 0, "\(result.standardError)")
+                return try result.standardOutput.split(separator: "\n").map { line in
+                    let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                    return try #require((record["event"] as? [String: Any])?["title"] as? String)
+                }
+            }
+            let first = (1...100).map { "event \($0)" }
+            try await ingest(first)
+            #expect(try await history() == first)
+            let second = (101...300).map { "event \($0)" }
+            try await ingest(second)
+            daemon.signal(SIGKILL)
+            #expect(daemon.waitForExit()?.status == 128 + SIGKILL)
+            #expect(try await history() == first + second)
+        }
+    }
+
     /// `pause --for`: the daemon delivers what the pause held when it ends, without
     /// waiting for another event.
     @Test func aPauseThatEndsIsReleasedByTheDaemonOnTime() async throws {

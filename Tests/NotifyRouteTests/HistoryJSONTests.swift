@@ -65,6 +65,20 @@ import Testing
         }
     }
 
+    /// The record's time, written digit by digit, reads as a formatter would write it.
+    @Test func timeIsRFC3339WithMilliseconds() throws {
+        #expect(HistoryTime.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(HistoryTime.format(Date(timeIntervalSince1970: 1_790_000_000.125)) == "2026-09-21T14:13:20.125Z")
+        #expect(HistoryTime.format(Date(timeIntervalSince1970: 253_402_300_799.5)) == "9999-12-31T23:59:59.500Z")
+        var formatter = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        formatter.timeZone = TimeZone(identifier: "UTC")!
+        for _ in 0..<2_000 {
+            // Eighths of a second, exact in binary: the formatter's rounding and our truncation agree.
+            let date = Date(timeIntervalSince1970: Double(Int64.random(in: -16_000_000_000...2_000_000_000_000)) / 8)
+            #expect(HistoryTime.format(date) == formatter.format(date), "\(date.timeIntervalSince1970)")
+        }
+    }
+
     @Test func recordIsWhatTheEncoderWrote() throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -77,6 +91,18 @@ import Testing
             checked += 1
         }
         #expect(checked == Self.events.count * 3)
+    }
+
+    /// What the history stores is written in one pass: the record's JSON and summary as
+    /// the record gives them.
+    @Test func recordWrittenInOnePassIsTheRecord() throws {
+        let times = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_790_000_000.25), Date()]
+        for (index, report) in Self.reports.enumerated() {
+            let record = HistoryRecord(report, time: times[index % times.count])
+            let written = HistoryRecord.written(report, time: times[index % times.count])
+            #expect(written.json == record.json())
+            #expect(written.summary == record.summary)
+        }
     }
 
     @Test func inputIsWhatTheEncoderWroteWithProgress() throws {

@@ -76,6 +76,48 @@ import Testing
         #expect(try titles() == ["first", "second", "third"])
     }
 
+    /// A daemon that spools its records (``RouterMemory/spoolRecords()``) appends them as
+    /// one-shot sends do and folds them in batches: in the order of the spool, whoever
+    /// reads the history first; the fold says there are no controls, as a record's
+    /// transaction would.
+    @Test func aDaemonSpoolsItsRecordsAndFoldsThemInBatches() async throws {
+        let daemon = RouterMemory(directory: directory, keepsOpen: true, notice: { Issue.record("notice: \($0)") })
+        var batches = try #require(daemon.spoolRecords()).makeAsyncIterator()
+        record(daemon, "first", at: start)
+        #expect(spoolSize > 0)
+        #expect(try openDatabases() == 0)
+        // Told once for the batch, however many records follow before the fold.
+        #expect(await batches.next() != nil)
+        record(memory(), "second", at: start.addingTimeInterval(1))
+        record(daemon, "third", at: start.addingTimeInterval(2))
+        // Reading (another process's connection) folds the spool, in order.
+        #expect(try titles() == ["first", "second", "third"])
+        #expect(spoolSize == 0)
+        #expect(FileManager.default.fileExists(atPath: directory + "/history.db-nocontrols"))
+        record(daemon, "fourth", at: start.addingTimeInterval(3))
+        record(memory(), "fifth", at: start.addingTimeInterval(4))
+        record(daemon, "sixth", at: start.addingTimeInterval(5))
+        #expect(spoolSize > 0)
+        daemon.foldSpooledRecords()
+        #expect(spoolSize == 0)
+        #expect(try titles() == ["first", "second", "third", "fourth", "fifth", "sixth"])
+    }
+
+    /// The spool's descriptor is kept open between appends: a spool removed meanwhile is
+    /// made again, and no record goes to the removed file.
+    @Test func aDaemonsSpoolRemovedMeanwhileIsMadeAgain() throws {
+        let daemon = RouterMemory(directory: directory, keepsOpen: true, notice: { Issue.record("notice: \($0)") })
+        _ = daemon.spoolRecords()
+        record(daemon, "first", at: start)
+        daemon.foldSpooledRecords()
+        record(daemon, "second", at: start.addingTimeInterval(1))
+        #expect(unlink(spoolPath) == 0)
+        // Lost with the file, as a one-shot send's line would be: what follows is not.
+        record(daemon, "third", at: start.addingTimeInterval(2))
+        record(daemon, "fourth", at: start.addingTimeInterval(3))
+        #expect(try titles() == ["first", "third", "fourth"])
+    }
+
     @Test func aRowReadsBackAsWritten() throws {
         let row = HistorySpool.Row(
             token: HistorySpool.Row.token(), time: 1_790_000_000.125, level: "warning", source: nil, app: "backup",
@@ -98,6 +140,19 @@ import Testing
         // And the next lines after such a fold are folded as usual.
         record(memory(), "third", at: start.addingTimeInterval(2))
         #expect(try titles() == ["first", "second", "third"])
+    }
+
+    /// The lines such a fold committed are a prefix of what the next fold reads: those
+    /// appended after it are folded, the committed ones not again.
+    @Test func aFoldKilledAfterItsCommitKeepsTheLinesAppendedSince() throws {
+        record(memory(), "first", at: start)
+        record(memory(), "second", at: start.addingTimeInterval(1))
+        record(memory(), "third", at: start.addingTimeInterval(2))
+        let lines = try Data(contentsOf: URL(fileURLWithPath: spoolPath))
+        #expect(try titles() == ["first", "second", "third"])
+        try lines.write(to: URL(fileURLWithPath: spoolPath))
+        record(memory(), "fourth", at: start.addingTimeInterval(3))
+        #expect(try titles() == ["first", "second", "third", "fourth"])
     }
 
     @Test func aLineCutShortIsDroppedAlone() throws {

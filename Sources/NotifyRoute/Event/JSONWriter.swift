@@ -37,7 +37,19 @@ package struct JSONWriter {
         separated = true
     }
 
-    package mutating func key(_ name: String) {
+    /// A key written in the source: copied as it is, between quotes (keys are plain ASCII
+    /// names, which need no escape), without the scan a string gets.
+    package mutating func key(_ name: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        separated = false
+    }
+
+    /// A key made at run time (a dictionary's), escaped as a string is.
+    package mutating func key(escaping name: String) {
         separate()
         Self.string(name, into: &bytes)
         bytes.append(UInt8(ascii: ":"))
@@ -78,35 +90,35 @@ package struct JSONWriter {
     }
 
     /// `"name":"value"`, `"name":null` when `value` is `nil` (as `encode` of an optional).
-    package mutating func member(_ name: String, orNull value: String?) {
+    package mutating func member(_ name: StaticString, orNull value: String?) {
         key(name)
         if let value { string(value) } else { null() }
     }
 
     /// `"name":"value"`, nothing when `value` is `nil` (as `encodeIfPresent`).
-    package mutating func member(_ name: String, _ value: String?) {
+    package mutating func member(_ name: StaticString, _ value: String?) {
         guard let value else { return }
         key(name)
         string(value)
     }
 
-    package mutating func member(_ name: String, _ value: Int?) {
+    package mutating func member(_ name: StaticString, _ value: Int?) {
         guard let value else { return }
         key(name)
         integer(value)
     }
 
-    package mutating func member(_ name: String, strings: [String]) {
+    package mutating func member(_ name: StaticString, strings: [String]) {
         key(name)
         array { writer in for value in strings { writer.string(value) } }
     }
 
     /// An object of strings, its keys sorted.
-    package mutating func member(_ name: String, object: [String: String]) {
+    package mutating func member(_ name: StaticString, object: [String: String]) {
         key(name)
         self.object { writer in
             for (key, value) in object.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-                writer.key(key)
+                writer.key(escaping: key)
                 writer.string(value)
             }
         }
@@ -129,17 +141,22 @@ package struct JSONWriter {
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run..<index]))
                 run = index + 1
+                // Byte by byte: an array literal per escape costs an allocation and a generic append.
+                bytes.append(UInt8(ascii: "\\"))
                 switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), byte])
-                case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-                case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-                case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-                case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-                case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+                case UInt8(ascii: "\n"): bytes.append(UInt8(ascii: "n"))
+                case UInt8(ascii: "\r"): bytes.append(UInt8(ascii: "r"))
+                case UInt8(ascii: "\t"): bytes.append(UInt8(ascii: "t"))
+                case 0x08: bytes.append(UInt8(ascii: "b"))
+                case 0x0C: bytes.append(UInt8(ascii: "f"))
                 default:
                     let hex: StaticString = "0123456789abcdef"
-                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                              hex.utf8Start[Int(byte >> 4)], hex.utf8Start[Int(byte & 0xF)]])
+                    bytes.append(UInt8(ascii: "u"))
+                    bytes.append(UInt8(ascii: "0"))
+                    bytes.append(UInt8(ascii: "0"))
+                    bytes.append(hex.utf8Start[Int(byte >> 4)])
+                    bytes.append(hex.utf8Start[Int(byte & 0xF)])
                 }
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run...]))

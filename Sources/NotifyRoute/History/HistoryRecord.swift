@@ -31,6 +31,83 @@ struct HistoryRecord: Encodable {
         var detail: String?
         /// The silence that suppressed it.
         var silence: String?
+
+        init(sink: String, status: String, reason: String? = nil, detail: String? = nil, silence: String? = nil) {
+            self.sink = sink
+            self.status = status
+            self.reason = reason
+            self.detail = detail
+            self.silence = silence
+        }
+
+        init(_ outcome: SinkOutcome) {
+            self.init(sink: outcome.sink, status: outcome.status.name)
+            switch outcome.status {
+            case .delivered, .replaced, .planned: break
+            case .queued(let reason), .unavailable(let reason): self.reason = reason
+            case .suppressed(let reason):
+                self.reason = reason.code
+                detail = reason.description
+                if case .silenced(let id) = reason { silence = id }
+            case .failed(let error):
+                self.reason = error.kind.rawValue
+                detail = error.message
+            }
+        }
+
+        func write(into writer: inout JSONWriter) {
+            writer.object { writer in
+                writer.member("detail", detail)
+                writer.member("reason", reason)
+                writer.member("silence", silence)
+                writer.member("sink", sink)
+                writer.member("status", status)
+            }
+        }
+
+        /// `sink status`, and `(detail)` (else `(reason)`) when there is one.
+        func summarize(into summary: inout String) {
+            summary += sink
+            summary += " "
+            summary += status
+            if let reason = detail ?? reason {
+                summary += " ("
+                summary += reason
+                summary += ")"
+            }
+        }
+    }
+
+    /// ``json()`` and ``summary`` of the record of `report` at `time`, in one pass and
+    /// without the record's arrays: what the history stores for every event.
+    static func written(_ report: DeliveryReport, time: Date) -> (json: String, summary: String) {
+        var writer = JSONWriter(capacity: 768)
+        var summary = ""
+        writer.object { writer in
+            writer.member("dropped_by", report.droppedBy)
+            writer.key("event")
+            ResolvedEvent.Payload(report.event).write(into: &writer)
+            writer.member("routes", strings: report.matchedRoutes)
+            writer.member("rules", strings: report.matchedRules)
+            writer.key("sinks")
+            writer.array { writer in
+                for outcome in report.outcomes {
+                    let sink = Sink(outcome)
+                    sink.write(into: &writer)
+                    if report.droppedBy == nil {
+                        if !summary.isEmpty { summary += ", " }
+                        sink.summarize(into: &summary)
+                    }
+                }
+            }
+            writer.member("time", HistoryTime.format(time))
+        }
+        if let droppedBy = report.droppedBy {
+            summary = "dropped by \(droppedBy)"
+        } else if summary.isEmpty {
+            summary = "no sink"
+        }
+        return (writer.text, summary)
     }
 
     init(_ report: DeliveryReport, time: Date) {
@@ -39,21 +116,7 @@ struct HistoryRecord: Encodable {
         rules = report.matchedRules
         routes = report.matchedRoutes
         droppedBy = report.droppedBy
-        sinks = report.outcomes.map { outcome in
-            var sink = Sink(sink: outcome.sink, status: outcome.status.name)
-            switch outcome.status {
-            case .delivered, .replaced, .planned: break
-            case .queued(let reason), .unavailable(let reason): sink.reason = reason
-            case .suppressed(let reason):
-                sink.reason = reason.code
-                sink.detail = reason.description
-                if case .silenced(let id) = reason { sink.silence = id }
-            case .failed(let error):
-                sink.reason = error.kind.rawValue
-                sink.detail = error.message
-            }
-            return sink
-        }
+        sinks = report.outcomes.map(Sink.init)
     }
 
     /// Each sink's outcome in words (`desktop delivered, journal suppressed (silenced)`),
@@ -83,15 +146,7 @@ struct HistoryRecord: Encodable {
             writer.member("rules", strings: rules)
             writer.key("sinks")
             writer.array { writer in
-                for sink in sinks {
-                    writer.object { writer in
-                        writer.member("detail", sink.detail)
-                        writer.member("reason", sink.reason)
-                        writer.member("silence", sink.silence)
-                        writer.member("sink", sink.sink)
-                        writer.member("status", sink.status)
-                    }
-                }
+                for sink in sinks { sink.write(into: &writer) }
             }
             writer.member("time", time)
         }
@@ -134,10 +189,40 @@ public enum HistoryTime {
         var tm = tm()
         var time = Int(seconds)
         _ = gmtime_r(&time, &tm)
-        func pad(_ value: Int32, _ width: Int) -> String {
+        let year = Int(tm.tm_year) + 1900
+        guard (0...9999).contains(year), millis >= 0 else { return padded(tm, year: year, millis: millis) }
+        // Digits into 24 bytes: every event's record has one, and interpolation allocates per field.
+        return String(unsafeUninitializedCapacity: 24) { bytes in
+            var at = 0
+            func put(_ value: Int, _ width: Int, then separator: UInt8?) {
+                var rest = value
+                for index in stride(from: at + width - 1, through: at, by: -1) {
+                    bytes[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                    rest /= 10
+                }
+                at += width
+                if let separator {
+                    bytes[at] = separator
+                    at += 1
+                }
+            }
+            put(year, 4, then: UInt8(ascii: "-"))
+            put(Int(tm.tm_mon) + 1, 2, then: UInt8(ascii: "-"))
+            put(Int(tm.tm_mday), 2, then: UInt8(ascii: "T"))
+            put(Int(tm.tm_hour), 2, then: UInt8(ascii: ":"))
+            put(Int(tm.tm_min), 2, then: UInt8(ascii: ":"))
+            put(Int(tm.tm_sec), 2, then: UInt8(ascii: "."))
+            put(millis, 3, then: UInt8(ascii: "Z"))
+            return at
+        }
+    }
+
+    /// Years outside 0...9999, by the general path.
+    private static func padded(_ tm: tm, year: Int, millis: Int) -> String {
+        func pad(_ value: Int, _ width: Int) -> String {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
-        return "\(pad(tm.tm_year + 1900, 4))-\(pad(tm.tm_mon + 1, 2))-\(pad(tm.tm_mday, 2))T\(pad(tm.tm_hour, 2)):\(pad(tm.tm_min, 2)):\(pad(tm.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+        return "\(pad(year, 4))-\(pad(Int(tm.tm_mon) + 1, 2))-\(pad(Int(tm.tm_mday), 2))T\(pad(Int(tm.tm_hour), 2)):\(pad(Int(tm.tm_min), 2)):\(pad(Int(tm.tm_sec), 2)).\(pad(millis, 3))Z"
     }
 }

@@ -5,7 +5,8 @@ import Glibc
 /// open, the schema read, the transaction and the checkpoint at close cost a send more than
 /// a millisecond). Whoever next opens history.db folds the lines into it, oldest first, in a
 /// transaction of its own; the appender that finds the spool past ``foldBytes`` does that
-/// itself, so the spool stays small.
+/// itself, so the spool stays small. The daemon appends its records too (``RouterMemory/spoolRecords()``)
+/// and folds them in batches: the spool's order is the order of the history.
 ///
 /// Appenders hold a shared `flock` while they write; a fold holds it exclusively from
 /// before it reads until after the rows are committed and the file is emptied, and takes it
@@ -58,12 +59,26 @@ struct HistorySpool {
         func line() -> [UInt8] {
             var bytes: [UInt8] = []
             bytes.reserveCapacity(record.utf8.count + input.utf8.count + title.utf8.count + (body?.utf8.count ?? 0) + 96)
-            let values: [String?] = [HistorySpool.format, token, String(time), level, source, app, title, body, category, tags,
-                                     record, input, summary, String(maxEvents), String(maxBytes)]
-            for value in values {
-                if !bytes.isEmpty { bytes.append(HistorySpool.field) }
+            // Field by field, without an array of them: the daemon writes one line per event.
+            func put(_ value: String?, first: Bool = false) {
+                if !first { bytes.append(HistorySpool.field) }
                 if let value { bytes.append(contentsOf: value.utf8) } else { bytes.append(HistorySpool.absent) }
             }
+            put(HistorySpool.format, first: true)
+            put(token)
+            put(String(time))
+            put(level)
+            put(source)
+            put(app)
+            put(title)
+            put(body)
+            put(category)
+            put(tags)
+            put(record)
+            put(input)
+            put(summary)
+            put(String(maxEvents))
+            put(String(maxBytes))
             bytes.append(HistorySpool.end)
             return bytes
         }
@@ -73,14 +88,43 @@ struct HistorySpool {
     /// could not (a fold under way, a file that is not ours, a spool too large, a failed
     /// write): the caller then writes to history.db itself.
     func append(_ row: Row) -> Int? {
-        let line = row.line()
-        // O_NONBLOCK: a FIFO in its place must not block the open.
-        let file = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+        let file = openForAppending()
         guard file >= 0 else { return nil }
         defer { close(file) }
-        guard flock(file, LOCK_SH | LOCK_NB) == 0 else { return nil }
+        return append(row, to: file, keptOpen: false)
+    }
+
+    /// The spool opened for ``append(_:to:keptOpen:)``; -1 when it cannot be.
+    func openForAppending() -> Int32 {
+        // O_NONBLOCK: a FIFO in its place must not block the open.
+        open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+    }
+
+    /// Appends `line` (``Row/line()``) to `file`, the spool as ``openForAppending()`` opened
+    /// it. A descriptor `keptOpen` between appends waits up to ``keptOpenWait`` for a fold
+    /// under way (it holds the lock for its transaction; a process just spawned holds a copy
+    /// of the descriptor until its `exec`), is unlocked after the write, and is refused once
+    /// the file is no longer at the path (`nil`: the caller opens it again).
+    func append(_ row: Row, to file: Int32, keptOpen: Bool) -> Int? {
+        append(line: row.line(), to: file, keptOpen: keptOpen)
+    }
+
+    /// How long a daemon's append waits for a fold to end before it records in history.db itself.
+    static let keptOpenWait = Duration.milliseconds(200)
+
+    func append(line: [UInt8], to file: Int32, keptOpen: Bool) -> Int? {
+        if flock(file, LOCK_SH | LOCK_NB) != 0 {
+            guard keptOpen else { return nil }
+            let deadline = ContinuousClock.now + Self.keptOpenWait
+            while flock(file, LOCK_SH | LOCK_NB) != 0 {
+                guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else { return nil }
+                usleep(200)
+            }
+        }
+        defer { if keptOpen { flock(file, LOCK_UN) } }
         var info = stat()
-        guard fstat(file, &info) == 0, StateFiles.problem(info, maximumBytes: Self.maximumBytes) == nil else { return nil }
+        guard fstat(file, &info) == 0, info.st_nlink > 0, StateFiles.problem(info, maximumBytes: Self.maximumBytes) == nil
+        else { return nil }
         let written = line.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
         guard written == line.count else {
             // Ends a partial line, so that only it is lost; the caller records the row again.
@@ -96,23 +140,101 @@ struct HistorySpool {
         return lstat(path, &info) == 0 && info.st_size > 0
     }
 
-    /// The spool, locked for a fold, and its complete lines. Emptied by ``clear()`` once
-    /// they are committed; unlocked when released.
+    /// The spool, locked for a fold, and its complete, readable lines, each kept as the
+    /// byte ranges of its fields in the bytes read: a daemon's fold takes thousands of lines,
+    /// and binds them to its insert as they are. Emptied by ``clear()`` once they are
+    /// committed; unlocked when released.
     final class Fold {
         private let file: Int32
-        let rows: [Row]
+        private let mapped: UnsafeMutableRawBufferPointer
+        private let bytes: UnsafeBufferPointer<UInt8>
+        /// ``fieldCount`` per line, into `bytes`; a count of -1 for an absent value.
+        private let ranges: [(start: Int, count: Int)]
         /// What was dropped, in words (a torn or unreadable line, what lay past the cap).
         let dropped: [String]
 
-        fileprivate init(file: Int32, rows: [Row], dropped: [String]) {
+        fileprivate init(file: Int32, mapped: UnsafeMutableRawBufferPointer, bytes: UnsafeBufferPointer<UInt8>,
+                         ranges: [(start: Int, count: Int)], dropped: [String]) {
             self.file = file
-            self.rows = rows
+            self.mapped = mapped
+            self.bytes = bytes
+            self.ranges = ranges
             self.dropped = dropped
         }
 
+        /// How many lines.
+        var count: Int { ranges.count / HistorySpool.fieldCount }
+
+        /// The bytes of field `index` of line `line`; `nil` for an absent value.
+        func field(_ line: Int, _ index: Int) -> UnsafeBufferPointer<UInt8>? {
+            let range = ranges[line * HistorySpool.fieldCount + index]
+            guard range.count >= 0 else { return nil }
+            return UnsafeBufferPointer(rebasing: bytes[range.start..<range.start + range.count])
+        }
+
+        func text(_ line: Int, _ index: Int) -> String? { field(line, index).map { String(decoding: $0, as: UTF8.self) } }
+
         func clear() { _ = ftruncate(file, 0) }
 
-        deinit { close(file) }
+        deinit {
+            munmap(mapped.baseAddress, mapped.count)
+            close(file)
+        }
+    }
+
+    static let fieldCount = 15
+
+    /// Appends the ranges of `line`'s fields (from `offset` in the bytes it lies in) to
+    /// `ranges` when it is a line of ours: ``fieldCount`` fields, this format, the values
+    /// a row needs present, UTF-8, numbers where they go. False (and nothing appended) when not.
+    fileprivate static func scan(_ line: UnsafeBufferPointer<UInt8>, offset: Int, into ranges: inout [(start: Int, count: Int)]) -> Bool {
+        guard let base = line.baseAddress else { return false }
+        let first = ranges.count
+        var start = 0, tooMany = false
+        while true {
+            let end = memchr(base + start, Int32(field), line.count - start).map { UnsafeRawPointer(base).distance(to: $0) } ?? line.count
+            if end - start == 1 && base[start] == absent { ranges.append((offset + start, -1)) } else { ranges.append((offset + start, end - start)) }
+            if end == line.count { break }
+            start = end + 1
+            if ranges.count - first == fieldCount {
+                tooMany = true
+                break
+            }
+        }
+        func value(_ index: Int) -> UnsafeBufferPointer<UInt8>? {
+            let range = ranges[first + index]
+            return range.count < 0 ? nil : UnsafeBufferPointer(start: base + (range.start - offset), count: range.count)
+        }
+        func number(_ index: Int) -> String? { value(index).map { String(decoding: $0, as: UTF8.self) } }
+        var readable = !tooMany && ranges.count - first == fieldCount
+        if readable {
+            // Only source (4), body (7) and category (8) may be absent.
+            for index in 0..<fieldCount {
+                if let bytes = value(index) {
+                    if !isUTF8(bytes) { readable = false }
+                } else if index != 4 && index != 7 && index != 8 {
+                    readable = false
+                }
+            }
+        }
+        if readable {
+            readable = number(0) == format && number(2).flatMap(Double.init) != nil
+                && number(13).flatMap({ Int($0) }) != nil && number(14).flatMap({ Int($0) }) != nil
+        }
+        if !readable { ranges.removeSubrange(first...) }
+        return readable
+    }
+
+    /// Whether `bytes` are UTF-8: ASCII eight bytes at a time, the rest by the standard library.
+    private static func isUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        var index = 0
+        while index + 8 <= bytes.count,
+              UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+            index += 8
+        }
+        while index < bytes.count && base[index] < 0x80 { index += 1 }
+        return index == bytes.count || String(validating: UnsafeBufferPointer(rebasing: bytes[index...]), as: UTF8.self) != nil
     }
 
     /// Locks the spool and reads it, waiting for appenders until `deadline`. Call it inside
@@ -138,60 +260,77 @@ struct HistorySpool {
             }
             usleep(500)
         }
-        let bytes: [UInt8]
-        switch FileContents.read(file, limit: Self.maximumBytes, expectedSize: Int(info.st_size)) {
-        case .success(let read): bytes = read
-        case .failure(let failure):
-            close(file)
-            notice("\(path) cannot be read: \(String(cString: strerror(failure.errno)))")
-            return nil
-        }
-        guard !bytes.isEmpty else {
+        // Its size now that appenders wait for the lock.
+        guard fstat(file, &info) == 0, info.st_size > 0 else {
             close(file)
             return nil
         }
-        var rows: [Row] = []
-        var dropped: [String] = []
-        var unreadable = 0
-        let tooLong = bytes.count > Self.maximumBytes
-        if tooLong { dropped.append("\(path) is more than \(Self.maximumBytes) bytes: what lies past that is dropped") }
-        let lines = bytes.prefix(Self.maximumBytes).split(separator: Self.end, omittingEmptySubsequences: false)
-        for (index, line) in lines.enumerated() where !line.isEmpty {
-            if index == lines.count - 1 {
-                if !tooLong { dropped.append("a record cut short (its writer was killed mid-write) is dropped") }
-            } else if let row = Row(line: line) {
-                rows.append(row)
-            } else {
-                unreadable += 1
+        let tooLong = Int(info.st_size) > Self.maximumBytes
+        let length = min(Int(info.st_size), Self.maximumBytes)
+        // Mapped, not allocated: a daemon folds megabytes a second, and malloc would keep
+        // these buffers (its threshold for mapping rises with each one freed).
+        guard let mapped = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+              mapped != UnsafeMutableRawPointer(bitPattern: -1)
+        else {
+            close(file)
+            notice("\(path) cannot be read: no memory for \(length) bytes")
+            return nil
+        }
+        var done = 0
+        while done < length {
+            let count = read(file, mapped + done, length - done)
+            if count > 0 {
+                done += count
+            } else if count == 0 {
+                break
+            } else if errno != EINTR {
+                let reason = String(cString: strerror(errno))
+                munmap(mapped, length)
+                close(file)
+                notice("\(path) cannot be read: \(reason)")
+                return nil
             }
         }
+        var dropped: [String] = []
+        var unreadable = 0
+        if tooLong { dropped.append("\(path) is more than \(Self.maximumBytes) bytes: what lies past that is dropped") }
+        let kept = UnsafeMutableRawBufferPointer(start: mapped, count: length)
+        let spool = UnsafeBufferPointer(start: mapped.assumingMemoryBound(to: UInt8.self), count: done)
+        var ranges: [(start: Int, count: Int)] = []
+        ranges.reserveCapacity(spool.count / 32)
+        var start = 0
+        while start < spool.count {
+            guard let found = memchr(spool.baseAddress! + start, Int32(Self.end), spool.count - start) else {
+                if !tooLong { dropped.append("a record cut short (its writer was killed mid-write) is dropped") }
+                break
+            }
+            let end = UnsafeRawPointer(spool.baseAddress!).distance(to: found)
+            if end > start && !Self.scan(UnsafeBufferPointer(rebasing: spool[start..<end]), offset: start, into: &ranges) {
+                unreadable += 1
+            }
+            start = end + 1
+        }
         if unreadable > 0 { dropped.append("\(unreadable) unreadable line\(unreadable == 1 ? "" : "s") dropped") }
-        return Fold(file: file, rows: rows, dropped: dropped)
+        return Fold(file: file, mapped: kept, bytes: spool, ranges: ranges, dropped: dropped)
     }
 }
 
 extension HistorySpool.Row {
     /// The row of one line (without its end byte); `nil` when it is not one.
     init?(line: ArraySlice<UInt8>) {
-        let fields = line.split(separator: HistorySpool.field, omittingEmptySubsequences: false)
-        guard fields.count == 15 else { return nil }
-        var values: [String?] = []
-        values.reserveCapacity(15)
-        for field in fields {
-            if field.count == 1 && field.first == HistorySpool.absent {
-                values.append(nil)
-            } else {
-                guard let text = String(validating: field, as: UTF8.self) else { return nil }
-                values.append(text)
+        let row = line.withUnsafeBufferPointer { bytes -> Self? in
+            var ranges: [(start: Int, count: Int)] = []
+            guard HistorySpool.scan(bytes, offset: 0, into: &ranges) else { return nil }
+            func text(_ index: Int) -> String? {
+                let range = ranges[index]
+                return range.count < 0 ? nil : String(decoding: UnsafeBufferPointer(rebasing: bytes[range.start..<range.start + range.count]), as: UTF8.self)
             }
+            return Self(token: text(1) ?? "", time: text(2).flatMap(Double.init) ?? 0, level: text(3) ?? "", source: text(4),
+                        app: text(5) ?? "", title: text(6) ?? "", body: text(7), category: text(8), tags: text(9) ?? "",
+                        record: text(10) ?? "", input: text(11) ?? "", summary: text(12) ?? "",
+                        maxEvents: text(13).flatMap { Int($0) } ?? 0, maxBytes: text(14).flatMap { Int($0) } ?? 0)
         }
-        guard values[0] == HistorySpool.format, let token = values[1], let time = values[2].flatMap(Double.init),
-              let level = values[3], let app = values[5], let title = values[6], let tags = values[9],
-              let record = values[10], let input = values[11], let summary = values[12],
-              let maxEvents = values[13].flatMap({ Int($0) }), let maxBytes = values[14].flatMap({ Int($0) })
-        else { return nil }
-        self.init(token: token, time: time, level: level, source: values[4], app: app, title: title, body: values[7],
-                  category: values[8], tags: tags, record: record, input: input, summary: summary,
-                  maxEvents: maxEvents, maxBytes: maxBytes)
+        guard let row else { return nil }
+        self = row
     }
 }

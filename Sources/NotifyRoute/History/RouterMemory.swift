@@ -37,6 +37,7 @@ public final class RouterMemory: Sendable {
     public let keepsOpen: Bool
     private let notice: @Sendable (String) -> Void
     private let connection = Mutex<Connection?>(nil)
+    private let spooling = Mutex(Spooling())
     private let marker: ControlsMarker
     private let spool: HistorySpool
 
@@ -95,6 +96,86 @@ public final class RouterMemory: Sendable {
         connection.withLock { $0 = nil }
     }
 
+    deinit {
+        spooling.withLock { state in
+            if state.file >= 0 { Glibc.close(state.file) }
+            state.signal?.finish()
+        }
+    }
+
+    // MARK: Spooling (the daemon)
+
+    /// Whether records go to the spool, and its descriptor kept open between appends.
+    private struct Spooling {
+        var enabled = false
+        var file: Int32 = -1
+        /// Records appended since the last ``RouterMemory/foldSpooledRecords()``.
+        var pending = false
+        /// Told when `pending` becomes true.
+        var signal: AsyncStream<Void>.Continuation?
+    }
+
+    /// Past this size, the record that finds the spool so large folds it at once (the
+    /// daemon's timer folds it well before, but may be late under load).
+    static let spoolFoldBytes = 4 << 20
+
+    /// From now on, records this connection keeps (neither held nor dropped by a rule) are
+    /// appended to the ``HistorySpool``, one `write` each, as one-shot sends append theirs,
+    /// and folded into history.db in batches: by ``foldSpooledRecords()`` (the daemon's timer
+    /// and shutdown), by whoever reads the history (opening history.db folds it first), or at
+    /// once past ``spoolFoldBytes``. A record is in the page cache before `record` returns,
+    /// so a daemon killed after answering loses none. For a connection kept open only.
+    ///
+    /// Returns what tells, once per batch, that records wait to be folded (`nil` when this
+    /// connection is not kept open): the caller waits a moment, to gather more, then calls
+    /// ``foldSpooledRecords()``. An idle daemon is not woken.
+    package func spoolRecords() -> AsyncStream<Void>? {
+        guard keepsOpen else { return nil }
+        let (stream, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let previous = spooling.withLock { state in
+            state.enabled = true
+            defer { state.signal = signal }
+            return state.signal
+        }
+        previous?.finish()
+        if spooling.withLock(\.pending) { signal.yield() }
+        return stream
+    }
+
+    /// Folds what this connection spooled since the last fold (and whatever else is in the
+    /// spool); nothing when it spooled nothing.
+    package func foldSpooledRecords() {
+        guard spooling.withLock({ state in
+            defer { state.pending = false }
+            return state.pending
+        }) else { return }
+        do { try withConnection { _ in } } catch { notice("history: \(error); the spool is folded later") }
+    }
+
+    /// Appends `row` to the spool through the descriptor kept open; the spool's size after
+    /// it, or `nil` when not spooling or the append failed (the caller records the row itself).
+    private func spoolKeptOpen(_ row: HistorySpool.Row) -> Int? {
+        guard spooling.withLock(\.enabled) else { return nil }
+        // Made before the lock, which concurrent records wait for.
+        let line = row.line()
+        return spooling.withLock { state -> Int? in
+            guard state.enabled else { return nil }
+            if state.file < 0 { state.file = spool.openForAppending() }
+            guard state.file >= 0 else { return nil }
+            guard let size = spool.append(line: line, to: state.file, keptOpen: true) else {
+                // Perhaps removed or replaced: opened again for the next record.
+                Glibc.close(state.file)
+                state.file = -1
+                return nil
+            }
+            if !state.pending {
+                state.pending = true
+                state.signal?.yield()
+            }
+            return size
+        }
+    }
+
     // MARK: Recording
 
     /// Appends the event `report` settled, and the event as given, as one transaction;
@@ -102,19 +183,24 @@ public final class RouterMemory: Sendable {
     /// A failure is told to `notice`: losing a history record never loses the event.
     ///
     /// A one-shot command that found no silence and no pause to read (history.db not
-    /// opened) appends the record to the ``HistorySpool`` instead.
+    /// opened) appends the record to the ``HistorySpool`` instead; so does a daemon that
+    /// spools its records (``spoolRecords()``).
     func record(_ report: DeliveryReport, input: NotificationEvent, settings: HistorySettings, now: Date, keep: Bool) {
         let held = report.outcomes.contains { if case .suppressed(.paused) = $0.status { true } else { false } }
         guard keep || held else { return }
         let inputJSON = IngestInput.json(input)
-        let record = keep ? HistoryRecord(report, time: now) : nil
-        let recordJSON = record?.json() ?? ""
+        let record = keep ? HistoryRecord.written(report, time: now) : nil
+        let recordJSON = record?.json ?? ""
         let event = report.event
         let row = HistorySpool.Row(
             token: HistorySpool.Row.token(), time: now.timeIntervalSince1970, level: event.level.rawValue, source: event.source,
             app: event.app, title: event.title, body: event.body, category: event.category,
             tags: KeyBuilder.join(event.tags.sorted(), separator: "\u{1F}"), record: recordJSON, input: inputJSON,
             summary: record?.summary ?? "", maxEvents: settings.maxEvents, maxBytes: settings.maxBytes)
+        if keep && !held, let size = spoolKeptOpen(row) {
+            if size >= Self.spoolFoldBytes { foldSpooledRecords() }
+            return
+        }
         if keep && !held && !keepsOpen && connection.withLock({ $0 == nil }) && marker.rulesOut(at: now),
            let size = spool.append(row) {
             // Past its bound, this send folds the spool (opening history.db does).
@@ -157,7 +243,8 @@ public final class RouterMemory: Sendable {
     func controls(at now: Date) -> Controls {
         if marker.rulesOut(at: now) { return .none }
         do {
-            return try withConnection { connection in try connection.controls() }
+            // A spooling daemon's records are ordered by the spool: reading the controls folds nothing.
+            return try withConnection(folding: !spooling.withLock(\.enabled)) { connection in try connection.controls() }
         } catch {
             notice("history: \(error); silences and pause not applied")
             return .none
@@ -272,14 +359,14 @@ public final class RouterMemory: Sendable {
 
     // MARK: The connection
 
-    private func withConnection<Result>(_ body: (Connection) throws -> Result) throws -> Result {
+    private func withConnection<Result>(folding: Bool = true, _ body: (Connection) throws -> Result) throws -> Result {
         try connection.withLock { connection in
             if connection == nil { connection = try open() }
             guard let open = connection else { throw Failure(description: "no history database") }
             do {
                 // Whoever opens history.db folds the spool first: its lines are older than what
                 // follows. A connection kept open (the daemon) also folds what one-shot sends spooled since.
-                if !open.foldedSpool || keepsOpen {
+                if !open.foldedSpool || (keepsOpen && folding) {
                     open.foldedSpool = true
                     if spool.mayHoldLines { try fold(into: open) }
                 }
@@ -301,7 +388,9 @@ public final class RouterMemory: Sendable {
         let deadline = ContinuousClock.now + busyTimeout
         let fold = try connection.write { _ throws(SQLiteDatabase.Failure) -> HistorySpool.Fold? in
             guard let fold = spool.lockForFold(until: deadline, notice: notice) else { return nil }
-            try connection.fold(fold.rows)
+            try connection.fold(fold)
+            // A daemon that spools its records writes no transaction of its own for them: the marker is said here.
+            if !marker.exists { try connection.markControls(marker) }
             return fold
         }
         fold?.clear()
@@ -443,16 +532,66 @@ public final class RouterMemory: Sendable {
         }
 
         /// Inserts the spool's `rows` but those the last fold committed (its file was not
-        /// emptied: the fold was killed after its commit), then keeps these rows' tokens for
+        /// emptied: the fold was killed after its commit), then keeps the last row's token for
         /// the next fold, and drops the oldest past the bounds the last row was recorded with.
-        func fold(_ rows: [HistorySpool.Row]) throws(SQLiteDatabase.Failure) {
-            var committed: Set<String> = []
+        ///
+        /// What a fold committed is a prefix of the spool the next fold reads (lines are only
+        /// appended, and only a fold empties the file), so the rows up to the last one whose
+        /// token is kept are skipped: one token is kept, not one per row (a table of every
+        /// token, as earlier folds kept, reads the same).
+        func fold(_ fold: HistorySpool.Fold) throws(SQLiteDatabase.Failure) {
+            var committed: [[UInt8]] = []
             let tokens = try statement(.foldedTokens).bind()
-            while try tokens.step() { if let token = tokens.text(0) { committed.insert(token) } }
-            for row in rows where !committed.contains(row.token) { try insert(row) }
+            while try tokens.step() { if let token = tokens.text(0) { committed.append(Array(token.utf8)) } }
+            let many = committed.count > 8 ? Set(committed) : nil
+            var skipped = 0
+            if !committed.isEmpty {
+                for line in stride(from: fold.count - 1, through: 0, by: -1) {
+                    guard let token = fold.field(line, 1) else { continue }
+                    if many?.contains(Array(token)) ?? committed.contains(where: { $0.elementsEqual(token) }) {
+                        skipped = line + 1
+                        break
+                    }
+                }
+            }
+            let insert = try statement(.insertEvent)
+            for line in skipped..<max(skipped, fold.count) { try self.insert(fold, line, with: insert) }
             try statement(.clearFolded).bind().run()
-            for row in rows { try statement(.insertFolded).bind(.text(row.token)).run() }
-            if let last = rows.last { try evict(HistorySettings(maxEvents: last.maxEvents, maxBytes: last.maxBytes)) }
+            if fold.count > 0 {
+                let last = fold.count - 1
+                try statement(.insertFolded).bind(.text(fold.text(last, 1) ?? "")).run()
+                try evict(HistorySettings(maxEvents: fold.text(last, 13).flatMap { Int($0) } ?? HistorySettings().maxEvents,
+                                          maxBytes: fold.text(last, 14).flatMap { Int($0) } ?? HistorySettings().maxBytes))
+            }
+        }
+
+        /// Line `line` of `fold` inserted as ``insert(_:)`` inserts a row, its text bound
+        /// where it lies in the spool's bytes (which outlive the statement's run).
+        private func insert(_ fold: HistorySpool.Fold, _ line: Int, with insert: SQLiteDatabase.Statement) throws(SQLiteDatabase.Failure) {
+            let raw = insert.statement
+            sqlite3_reset(raw)
+            func text(_ position: Int32, _ index: Int) {
+                guard let bytes = fold.field(line, index), let base = bytes.baseAddress else {
+                    sqlite3_bind_null(raw, position)
+                    return
+                }
+                // No destructor (SQLITE_STATIC): SQLite reads the bytes in place.
+                sqlite3_bind_text(raw, position, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(clamping: bytes.count), nil)
+            }
+            sqlite3_bind_double(raw, 1, fold.text(line, 2).flatMap(Double.init) ?? 0)
+            text(2, 3)
+            text(3, 4)
+            text(4, 5)
+            text(5, 6)
+            text(6, 7)
+            text(7, 8)
+            text(8, 9)
+            text(9, 10)
+            text(10, 11)
+            sqlite3_bind_int64(raw, 11, Int64((fold.field(line, 10)?.count ?? 0) + (fold.field(line, 11)?.count ?? 0)))
+            text(12, 12)
+            defer { sqlite3_clear_bindings(raw) }
+            try insert.run()
         }
 
         /// Drops the oldest events past either bound.
