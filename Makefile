@@ -62,7 +62,7 @@ version-header:
 # Two executables, installed side by side: notify-route, which links no network code, runs
 # notify-route-network from its own directory for a command that needs a network sink.
 build: version-header
-	@$(BUILD) --product notify-route
+	@$(BUILD) --product notify-route $${LEAN_FLAGS[@]}
 	@$(BUILD) --product notify-route-network
 	@mkdir -p $(GENERATED)
 	@cp "$$($(BUILD) --show-bin-path)/notify-route" "$$($(BUILD) --show-bin-path)/notify-route-network" $(GENERATED)/

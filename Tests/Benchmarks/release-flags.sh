@@ -1,6 +1,6 @@
 # The release build's options, as Tests/Benchmarks/README.md's "Release build" gives them (it says why
 # each): sourced by run.sh and startup-order.sh so that what they measure is what users
-# install. Defines RELEASE_FLAGS; needs ROOT (the package's root).
+# install. Defines RELEASE_FLAGS, and LEAN_FLAGS for the `notify-route` product; needs ROOT (the package's root).
 mkdir -p "$ROOT/.build-static" && ln -sf "$(gcc -print-file-name=libstdc++.a)" "$ROOT/.build-static/"
 RELEASE_FLAGS=(-c release --static-swift-stdlib --disable-local-rpath
   -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
@@ -8,3 +8,9 @@ RELEASE_FLAGS=(-c release --static-swift-stdlib --disable-local-rpath
   -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker -L"$ROOT/.build-static"
   -Xlinker --symbol-ordering-file="$ROOT/Tests/Benchmarks/startup.order" -Xlinker --no-warn-symbol-ordering
   -Xlinker --version-script="$ROOT/Tests/Benchmarks/exports.map")
+# `notify-route` alone is linked as a position-dependent executable: a PIE's start-up
+# relocates 47,000 pointers of Swift metadata, each page of them copied on write, about
+# 130 page faults and 400,000 instructions per send (0.2-0.3 ms; Tests/Benchmarks/README.md,
+# "Position-dependent notify-route"). It is a command of its own user's; `serve` and the
+# network sinks run `notify-route-network`, which stays a PIE, as do the libraries it maps.
+LEAN_FLAGS=(-Xlinker --no-pie)

@@ -36,7 +36,7 @@ if [ "${BENCH_STAGE:-}" != inner ]; then
   fi
   # Relinked every time: the build does not see a change of startup.order, which only the link reads.
   rm -f "$("${BUILD[@]}" --show-bin-path)/notify-route"
-  "${BUILD[@]}" --product notify-route >/tmp/notify-route-bench-build.log 2>&1 ||
+  "${BUILD[@]}" --product notify-route ${LEAN_FLAGS[@]+"${LEAN_FLAGS[@]}"} >/tmp/notify-route-bench-build.log 2>&1 ||
     { tail -30 /tmp/notify-route-bench-build.log; exit 1; }
   # What notify-route runs for a config with a network sink (the Alertmanager rows, serve).
   "${BUILD[@]}" --product notify-route-network >>/tmp/notify-route-bench-build.log 2>&1 ||

@@ -27,7 +27,7 @@ if [ "${ORDER_STAGE:-}" != inner ]; then
   trap 'rm -rf "$TMP"' EXIT
   # Linked with a map (mangled names): it says which input section holds each function.
   rm -f "$BIN/notify-route"
-  "${BUILD[@]}" --product notify-route -Xlinker -Map="$TMP/map" -Xlinker --no-demangle
+  "${BUILD[@]}" --product notify-route "${LEAN_FLAGS[@]}" -Xlinker -Map="$TMP/map" -Xlinker --no-demangle
   # valgrind 3.19 cannot read Swift's DWARF 5: profile a copy without debug information.
   strip --strip-debug -o "$TMP/notify-route" "$BIN/notify-route"
   rm -f "$BIN/notify-route"  # so that the next build links again, without the map
