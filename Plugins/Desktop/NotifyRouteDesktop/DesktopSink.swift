@@ -131,7 +131,8 @@ public final class DesktopSink: NotificationSink {
 
     /// Available when a daemon answers on the session bus; the reason otherwise.
     public func availability() async -> SinkAvailability {
-        switch await probe.server() {
+        if let missing = SessionBusConnection.missing() { return .unavailable(reason: missing.message) }
+        return switch await probe.server() {
         case .success: .available
         case .failure(let error): .unavailable(reason: error.message)
         }
@@ -147,6 +148,7 @@ public final class DesktopSink: NotificationSink {
     /// tenth of a millisecond or more).
     public func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
         let started = ContinuousClock.now
+        if let missing = SessionBusConnection.missing() { throw missing }
         try refuseWhileStuck()
         let probe = probe, hub = hub, hints = configuration.hints
         let stage = DeliveryStage()

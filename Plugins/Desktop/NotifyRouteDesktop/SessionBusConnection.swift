@@ -28,15 +28,8 @@ enum SessionBusConnection {
             LibNotifyPresenter.reset()
             forget()
         }
+        if let missing = missing() { throw missing }
         let address = variable("DBUS_SESSION_BUS_ADDRESS").flatMap { $0.isEmpty ? nil : $0 }
-        if address == nil {
-            // GLib would otherwise try $XDG_RUNTIME_DIR/bus, then autolaunch a bus with
-            // dbus-launch under X11: look for the socket ourselves and never autolaunch.
-            let runtimeBus = variable("XDG_RUNTIME_DIR").map { $0 + "/bus" }
-            guard let runtimeBus, isSocket(runtimeBus) else {
-                throw SinkError(.unavailable, "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and there is no $XDG_RUNTIME_DIR/bus socket")
-            }
-        }
         var error: UnsafeMutablePointer<GError>?
         guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
             let message = error?.pointee.message.map { String(cString: $0) } ?? "unknown error"
@@ -50,6 +43,16 @@ enum SessionBusConnection {
             old = BusPointer(pointer: connection)
         }
         return connection
+    }
+
+    /// No session bus to connect to: no address, and no `$XDG_RUNTIME_DIR/bus` socket. Any
+    /// thread, and without GLib, which a process with no bus (a server, cron, CI) then never
+    /// loads. GLib would otherwise try that socket, then autolaunch a bus with dbus-launch
+    /// under X11: the socket is looked for here, and no bus is ever autolaunched.
+    static func missing() -> SinkError? {
+        if let address = variable("DBUS_SESSION_BUS_ADDRESS"), !address.isEmpty { return nil }
+        if let runtime = variable("XDG_RUNTIME_DIR"), isSocket(runtime + "/bus") { return nil }
+        return SinkError(.unavailable, "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and there is no $XDG_RUNTIME_DIR/bus socket")
     }
 
     /// Drops a closed connection so the next call reconnects.
