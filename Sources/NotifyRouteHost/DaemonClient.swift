@@ -36,10 +36,13 @@ public final class DaemonClient {
 
     /// The socket path: `explicit` (`--socket`), else `NOTIFY_ROUTE_SOCKET`, else `socket`
     /// in the state directory (`$XDG_RUNTIME_DIR/notify-route/`).
-    public static func socketPath(explicit: String?) throws(StateDirectory.Refused) -> String {
+    /// `stateDirectory` finds that directory (a command that has checked it already passes its answer).
+    public static func socketPath(
+        explicit: String?, stateDirectory: () throws(StateDirectory.Refused) -> String = { () throws(StateDirectory.Refused) in try StateDirectory.resolve() }
+    ) throws(StateDirectory.Refused) -> String {
         if let explicit, !explicit.isEmpty { return explicit }
         if let variable = ProcessEnvironment.value("NOTIFY_ROUTE_SOCKET"), !variable.isEmpty { return variable }
-        return try StateDirectory.resolve() + "/socket"
+        return try stateDirectory() + "/socket"
     }
 
     /// Whether the socket was named (`--socket`, `NOTIFY_ROUTE_SOCKET`) rather than found

@@ -240,6 +240,13 @@ public final class RouterMemory: Sendable {
 
     /// The silences and the pause that may apply at `now`; none when the database cannot
     /// be read (a history that fails must not stop delivery).
+    /// Whether a pause may be stored, known without opening history.db: not when the
+    /// marker rules controls out, nor before there is a history at all.
+    func mayHoldPause(at now: Date) -> Bool {
+        guard !marker.rulesOut(at: now) else { return false }
+        return access(databasePath, F_OK) == 0 || errno != ENOENT
+    }
+
     func controls(at now: Date) -> Controls {
         if marker.rulesOut(at: now) { return .none }
         do {

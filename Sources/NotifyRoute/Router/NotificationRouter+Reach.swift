@@ -34,7 +34,6 @@ extension NotificationRouter {
     /// any route: false only when no pause can be stored, known without opening the history
     /// from ``ControlsMarker`` or, before the first event was recorded, from no history at all.
     public var mayReleaseHeldEvents: Bool {
-        guard let memory, !ControlsMarker(directory: memory.directory).rulesOut(at: clock.now()) else { return false }
-        return access(memory.databasePath, F_OK) == 0 || errno != ENOENT
+        memory?.mayHoldPause(at: clock.now()) ?? false
     }
 }

@@ -158,10 +158,9 @@ package enum RouterLoader {
 
     private static let resolvedStateDirectory = Mutex<(result: Result<String, StateDirectory.Refused>, warnings: [String])?>(nil)
 
-    /// The daemon's socket: `--socket`, else `$NOTIFY_ROUTE_SOCKET`, else `socket` in the state directory.
+    /// The daemon's socket, in the state directory checked once per process unless named.
     static func daemonSocket(explicit: String?) throws(StateDirectory.Refused) -> String {
-        if DaemonClient.socketIsNamed(explicit: explicit) { return try DaemonClient.socketPath(explicit: explicit) }
-        return try stateDirectory() + "/socket"
+        try DaemonClient.socketPath(explicit: explicit, stateDirectory: { () throws(StateDirectory.Refused) in try stateDirectory() })
     }
 
     /// The history, silences and pause under $XDG_STATE_HOME/notify-route. If they cannot
