@@ -3,7 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Glibc
 import NotifyRoute
+import Synchronization
 
 /// The daemon's current router, swapped whole on reload between two requests, and the
 /// counts `status` shows. Dedup windows, replace handles and held events live in the
@@ -26,6 +28,20 @@ public actor RouterHost {
     public nonisolated let summaryWakeup = TimerWakeup()
     /// When a paused event last woke the timer (``tally(_:)``).
     private var lastPausePoke = ContinuousClock.now - .seconds(2)
+    private let welcomeBox: Mutex<Welcome>
+
+    /// What a new connection is told and checked against, from the current config: the
+    /// server's event loop reads it without waiting for this actor, so a greeting costs a
+    /// read and a write rather than two hops between threads.
+    public struct Welcome: Sendable {
+        /// The greeting line (``DaemonProtocol/Hello``), newline included.
+        public var greeting: [UInt8]
+        /// The config's `serve` settings (who besides the daemon's user may connect).
+        public var serve: ServeSettings
+    }
+
+    /// The ``Welcome`` of the router in use; it changes on reload.
+    public nonisolated var welcome: Welcome { welcomeBox.withLock { $0 } }
 
     /// Per sink, what happened to the events the daemon routed.
     public struct SinkCounts: Codable, Hashable, Sendable {
@@ -49,8 +65,16 @@ public actor RouterHost {
         self.retries = RetryQueue(policy: retryPolicy)
         self.queueDepth = queueDepth
         self.stateProbe = state
-        self.router = try load()
+        let router = try load()
+        self.router = router
         self.loadedAt = Date()
+        self.welcomeBox = Mutex(Self.welcome(for: router))
+    }
+
+    private static func welcome(for router: NotificationRouter) -> Welcome {
+        let greeting = DaemonProtocol.encodeLine(DaemonProtocol.Hello(
+            pid: getpid(), answerWithinMS: answerWithinMS(router.configuration), config: router.configuration.origin))
+        return Welcome(greeting: greeting, serve: router.configuration.serve)
     }
 
     /// Loads the config again; on an error the old router stays and the error is thrown.
@@ -60,6 +84,7 @@ public actor RouterHost {
         router = fresh
         loadedAt = Date()
         reloads += 1
+        welcomeBox.withLock { $0 = Self.welcome(for: fresh) }
         summaryWakeup.poke()  // the new config's periods and windows
         // What the old router's sinks still hold (banners, queued records) finishes on its own.
         Task { await old.finish(within: .seconds(5)) }
@@ -67,8 +92,9 @@ public actor RouterHost {
     }
 
     /// Twice the longest sink deadline: a failover runs after the first wave's deadline.
-    public var answerWithinMS: Int {
-        let configuration = router.configuration
+    public var answerWithinMS: Int { Self.answerWithinMS(router.configuration) }
+
+    private static func answerWithinMS(_ configuration: RouterConfiguration) -> Int {
         let longest = configuration.sinks.map { $0.deadline ?? configuration.defaults.deadline ?? EventDefaults.builtInDeadline }.max()
         return DurationParser.milliseconds((longest ?? EventDefaults.builtInDeadline) * 2) + 1000
     }

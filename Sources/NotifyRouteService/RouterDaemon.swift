@@ -92,6 +92,9 @@ public struct RouterDaemon: Service {
                 .flatMapThrowing { peer in
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(LineFrameDecoder(limit: DaemonProtocol.maximumLineBytes)))
+                    if let peer, peerPolicy().refusal(for: peer) == nil {
+                        try channel.pipeline.syncOperations.addHandler(GreetingHandler(welcome: { [host] in host.welcome }))
+                    }
                     let connection = try Connection(wrappingChannelSynchronously: channel)
                     connections.add(channel)
                     channel.closeFuture.whenComplete { _ in connections.remove(channel) }
@@ -156,9 +159,9 @@ public struct RouterDaemon: Service {
     static let historyFoldDelay = Duration.milliseconds(25)
 
     /// ``Options/peers`` with the current config's `serve.allow`.
-    func peerPolicy() async -> PeerPolicy {
+    func peerPolicy() -> PeerPolicy {
         var policy = options.peers
-        let serve = await host.router.configuration.serve
+        let serve = host.welcome.serve
         policy.uids.formUnion(serve.allowedUIDs)
         policy.groups.formUnion(serve.allowedGroups)
         policy.firstGroup = policy.firstGroup ?? serve.allowedGroups.first
@@ -173,7 +176,7 @@ public struct RouterDaemon: Service {
     }
 
     private func applySocketAccess(at path: String) async {
-        for problem in await peerPolicy().applyAccess(toSocket: path, directory: options.ownedDirectory) {
+        for problem in peerPolicy().applyAccess(toSocket: path, directory: options.ownedDirectory) {
             logger.warning("\(problem)")
         }
     }
@@ -188,7 +191,9 @@ public struct RouterDaemon: Service {
     private func serve(_ connection: Connection, peer: PeerCredentials?, connections: ConnectionRegistry) async {
         do {
             try await connection.executeThenClose { inbound, outbound in
-                let policy = await peerPolicy()
+                // The same check as the greeting's (GreetingHandler), which this connection
+                // did not get if it is refused.
+                let policy = peerPolicy()
                 if let refusal = peer.map(policy.refusal(for:)) ?? "the peer's credentials could not be read" {
                     logger.warning("refused a connection", metadata: ["pid": "\(peer?.pid ?? 0)", "uid": "\(peer.map { String($0.uid) } ?? "?")", "reason": "\(refusal)"])
                     try await outbound.write(ByteBuffer(bytes: DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(refusal, exit: 69))))
@@ -244,11 +249,10 @@ public struct RouterDaemon: Service {
                             if await window.acquire() { queue.push(Pending(line: DaemonProtocol.encodeLine(answer))) }
                             return
                         case .line(let line):
-                            let bytes = line.readableBytesView
-                            guard bytes.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }) else { continue }
+                            guard !GreetingHandler.isBlank(line) else { continue }
                             guard await window.acquire() else { return }
                             connections.setBusy(connection.channel)
-                            queue.push(await handle(bytes, &session))
+                            queue.push(await handle(line.readableBytesView, &session))
                         }
                     }
                 }
@@ -260,7 +264,6 @@ public struct RouterDaemon: Service {
 
     /// What one connection has said so far.
     struct Session {
-        var greeted = false
         /// Reports of this connection's sends, for `wait` (the latest few only).
         var reports: [Int: DeliveryReport] = [:]
     }
@@ -272,9 +275,6 @@ public struct RouterDaemon: Service {
     }
 
     private func handle(_ line: some Collection<UInt8>, _ session: inout Session) async -> Pending {
-        if !session.greeted {
-            return Pending(line: await greet(line, &session))
-        }
         let request: DaemonProtocol.Request
         do {
             request = try DaemonProtocol.Request.parse(line)
@@ -283,26 +283,6 @@ public struct RouterDaemon: Service {
         }
         let (answer, committed) = await answer(request, &session)
         return Pending(line: answer.line(), committed: committed)
-    }
-
-    private func greet(_ line: some Collection<UInt8>, _ session: inout Session) async -> [UInt8] {
-        do {
-            let value = try DaemonProtocol.decodeObject(line)
-            guard value["hello"]?.string == DaemonProtocol.name else {
-                return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(
-                    "the first line must be {\"hello\":\"\(DaemonProtocol.name)\",\"version\":\(DaemonProtocol.version)}", exit: 64))
-            }
-            guard case .number(let version)? = value["version"], Int(version) == DaemonProtocol.version else {
-                return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(
-                    "protocol version \(value["version"].map { "\($0)" } ?? "missing"); this daemon speaks \(DaemonProtocol.version)", exit: 64))
-            }
-            session.greeted = true
-            let router = await host.router
-            return DaemonProtocol.encodeLine(DaemonProtocol.Hello(
-                pid: getpid(), answerWithinMS: await host.answerWithinMS, config: router.configuration.origin))
-        } catch {
-            return DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(error.description, exit: 64))
-        }
     }
 
     /// The answer to a request, and for a send the commit of its state that the answer waits for.

@@ -10,6 +10,7 @@ import NotifyRoute
 @testable import NotifyRouteService
 import NotifyRouteTesting
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 struct RouterDaemonTests {
@@ -86,6 +87,61 @@ struct RouterDaemonTests {
         }
         await writer.value
         #expect(recorder.deliveries.map(\.event.title) == (0..<count).map { "event \($0)" })
+        await group.triggerGracefulShutdown()
+        try await running
+    }
+
+    /// The greeting, written by the connection's event loop, says what the router in use
+    /// says: a reload changes what the next connection is told. A bad first line is
+    /// answered with an error and the next line may still greet.
+    @Test func theGreetingFollowsAReload() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("router-daemon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        mkdir(directory, 0o700)
+        defer { _ = try? FileManager.default.removeItem(atPath: directory) }
+        let deadline = Mutex("1s")
+        let host = try RouterHost(load: {
+            let registry = try SinkRegistry([SinkPlugin(kind: "recording", summary: "records", options: []) { _ in RecordingSink() }])
+            let yaml = "sinks: { r: { kind: recording, deadline: \(deadline.withLock { $0 }) } }\nroutes: [ { match: {}, to: [r] } ]\n"
+            return try NotificationRouter(configuration: try RouterConfiguration.load(yaml: yaml, file: "g.yaml", registry: registry), registry: registry)
+        })
+        let socket = directory + "/socket"
+        let ready = AsyncStream.makeStream(of: Void.self)
+        var options = RouterDaemon.Options()
+        options.onReady = { ready.continuation.yield() }
+        let daemon = RouterDaemon(
+            listener: .path(socket), host: host,
+            rendering: .init(exitCode: { $0.summary == .delivered ? 0 : 1 }, text: { $0.summary.rawValue }, problems: { _ in [] }),
+            options: options, logger: Logger(label: "test"))
+        let group = ServiceGroup(services: [daemon], logger: Logger(label: "test"))
+        async let running: Void = group.run()
+        for await _ in ready.stream { break }
+
+        let first = try connect(socket)
+        defer { close(first) }
+        writeAll(first, Array(#"{"id":1,"request":"status"}"#.utf8) + [10] + Array(#"{"hello":"notify-route","version":1}"#.utf8) + [10])
+        var firstLines = LineReading(fd: first)
+        let refusedLine = firstLines.next()
+        let refused = try JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(try #require(refusedLine).utf8))
+        #expect(refused.exit == 64 && refused.error?.contains("the first line must be") == true, "\(refused)")
+        let beforeLine = firstLines.next()
+        let before = try DaemonProtocol.Hello(line: Array(try #require(beforeLine).utf8))
+        #expect(before.answerWithinMS == 3000 && before.config == "g.yaml" && before.pid == getpid())
+
+        deadline.withLock { $0 = "4s" }
+        _ = try await host.reload()
+        let second = try connect(socket)
+        defer { close(second) }
+        writeAll(second, Array(#"{"hello":"notify-route","version":1}"#.utf8) + [10])
+        var secondLines = LineReading(fd: second)
+        let afterLine = secondLines.next()
+        let after = try DaemonProtocol.Hello(line: Array(try #require(afterLine).utf8))
+        #expect(after.answerWithinMS == 9000)
+
+        // The connection greeted before the reload routes with the new router.
+        writeAll(first, Array(#"{"id":2,"request":"send","event":{"title":"after the reload"}}"#.utf8) + [10])
+        let sentLine = firstLines.next()
+        let sent = try JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(try #require(sentLine).utf8))
+        #expect(sent.id == 2 && sent.exit == 0, "\(sent)")
         await group.triggerGracefulShutdown()
         try await running
     }
