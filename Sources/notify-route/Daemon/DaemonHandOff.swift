@@ -178,3 +178,14 @@ struct DaemonHandOff {
         }
     }
 }
+
+extension ReportPrinter {
+    /// A daemon's report with its `via`, written as `JSONEncoder` writes it (keys sorted,
+    /// slashes unescaped) but without its generic path, which cost a `send --json` more
+    /// than the rest of its exchange with the daemon.
+    static func json(_ report: JSONValue, via: Via) -> String {
+        guard case .object(var fields) = report else { return json(Routed(report: report, via: via)) }
+        fields["via"] = .string(via.rawValue)
+        return String(decoding: JSONValue.object(fields).line.dropLast(), as: UTF8.self)
+    }
+}

@@ -12,7 +12,7 @@ package enum ReportPrinter {
     }
 
     /// A report with its `via`: the report's own keys, and one more.
-    private struct Routed<Report: Encodable>: Encodable {
+    struct Routed<Report: Encodable>: Encodable {
         let report: Report
         let via: Via
         private enum Keys: String, CodingKey { case via }
