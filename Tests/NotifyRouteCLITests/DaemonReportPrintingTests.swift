@@ -1,13 +1,29 @@
-import NotifyRoute
 import NotifyRouteHost
 import Testing
 
+@testable import NotifyRoute
 @testable import NotifyRouteCLI
 
-/// `send --json` prints a daemon's report with its own writer: the bytes must be those
-/// `JSONEncoder` writes for the same report, so that a script sees one format whichever
-/// process routed the event.
+/// `send --json` prints a report with the report's own writer, a daemon's report with
+/// JSONValue's: the bytes must be those `JSONEncoder` writes for the same report, so that
+/// a script sees one format whichever process routed the event.
 @Suite struct DaemonReportPrintingTests {
+    @Test func aLocalReportPrintsAsJSONEncoderPrintsIt() {
+        let event = ResolvedEvent(
+            title: "Disk \"sda\" / full\n", body: "92%\t✓", level: .warning, timeout: .never, app: "a", source: "cron", tags: ["x", "y"],
+            dedupKey: "d\u{1F}e", replaceKey: "disk", icon: nil, category: nil, actions: [], fields: [:], messageID: nil, progress: 40)
+        let outcomes = [
+            SinkOutcome(sink: "desktop", kind: "desktop", status: .replaced(previous: SinkHandle("6")), handle: SinkHandle("7"),
+                        route: "route 1", notes: ["a note"], duration: .microseconds(1234)),
+            SinkOutcome(sink: "journal", kind: "journal", status: .failed(SinkError(.unavailable, "gone", isRetryable: true)),
+                        route: "route 1", failoverFor: "desktop", duration: .seconds(2)),
+        ]
+        let report = DeliveryReport(event: event, matchedRules: ["rule 1"], matchedRoutes: ["route 1"], outcomes: outcomes, notes: ["n"])
+        for via in [ReportPrinter.Via.local, .daemon] {
+            #expect(ReportPrinter.json(report, via: via) == ReportPrinter.json(ReportPrinter.Routed(report: report, via: via)))
+        }
+    }
+
     @Test func aDaemonsReportPrintsAsJSONEncoderPrintsIt() throws {
         let report = JSONValue.object([
             "summary": .string("delivered"), "dropped_by": .null,

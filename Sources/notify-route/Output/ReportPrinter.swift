@@ -28,6 +28,21 @@ package enum ReportPrinter {
         json(Routed(report: report, via: via))
     }
 
+    /// A report with its `via`, by the report's own writer: the bytes `JSONEncoder` writes
+    /// (DeliveryReportJSONTests holds them to it) without its generic path, which cost a
+    /// `send --json` about 900,000 instructions.
+    static func json(_ report: DeliveryReport, via: Via) -> String {
+        var bytes = report.json()
+        while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "}") {
+            bytes.removeLast()
+            if last == UInt8(ascii: "}") { break }
+        }
+        bytes.append(contentsOf: #","via":""#.utf8)
+        bytes.append(contentsOf: via.rawValue.utf8)
+        bytes.append(contentsOf: #""}"#.utf8)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     static func json(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
