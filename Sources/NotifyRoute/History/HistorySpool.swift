@@ -30,7 +30,7 @@ struct HistorySpool {
     var path: String { directory + "/" + Self.fileName }
 
     fileprivate static let field: UInt8 = 0xFF
-    fileprivate static let end: UInt8 = 0xFE
+    static let end: UInt8 = 0xFE
     fileprivate static let absent: UInt8 = 0xFD
 
     /// One recorded event, as history.db's `events` table takes it, with the bounds of the
@@ -150,15 +150,18 @@ struct HistorySpool {
         private let bytes: UnsafeBufferPointer<UInt8>
         /// ``fieldCount`` per line, into `bytes`; a count of -1 for an absent value.
         private let ranges: [(start: Int, count: Int)]
+        /// Each line's time, read once by the scan that checked it.
+        private let times: [Double]
         /// What was dropped, in words (a torn or unreadable line, what lay past the cap).
         let dropped: [String]
 
         fileprivate init(file: Int32, mapped: UnsafeMutableRawBufferPointer, bytes: UnsafeBufferPointer<UInt8>,
-                         ranges: [(start: Int, count: Int)], dropped: [String]) {
+                         ranges: [(start: Int, count: Int)], times: [Double], dropped: [String]) {
             self.file = file
             self.mapped = mapped
             self.bytes = bytes
             self.ranges = ranges
+            self.times = times
             self.dropped = dropped
         }
 
@@ -171,6 +174,9 @@ struct HistorySpool {
             guard range.count >= 0 else { return nil }
             return UnsafeBufferPointer(rebasing: bytes[range.start..<range.start + range.count])
         }
+
+        /// The time of line `line` (field 2).
+        func time(_ line: Int) -> Double { times[line] }
 
         func text(_ line: Int, _ index: Int) -> String? { field(line, index).map { String(decoding: $0, as: UTF8.self) } }
 
@@ -186,9 +192,10 @@ struct HistorySpool {
 
     /// Appends the ranges of `line`'s fields (from `offset` in the bytes it lies in) to
     /// `ranges` when it is a line of ours: ``fieldCount`` fields, this format, the values
-    /// a row needs present, UTF-8, numbers where they go. False (and nothing appended) when not.
-    fileprivate static func scan(_ line: UnsafeBufferPointer<UInt8>, offset: Int, into ranges: inout [(start: Int, count: Int)]) -> Bool {
-        guard let base = line.baseAddress else { return false }
+    /// a row needs present, UTF-8, numbers where they go. Its time, or `nil` (and nothing
+    /// appended) when not.
+    fileprivate static func scan(_ line: UnsafeBufferPointer<UInt8>, offset: Int, into ranges: inout [(start: Int, count: Int)]) -> Double? {
+        guard let base = line.baseAddress else { return nil }
         let first = ranges.count
         var start = 0, tooMany = false
         while true {
@@ -217,12 +224,14 @@ struct HistorySpool {
                 }
             }
         }
+        var time: Double?
         if readable {
-            readable = number(0) == format && number(2).flatMap(Double.init) != nil
+            time = number(2).flatMap(Double.init)
+            readable = number(0) == format && time != nil
                 && number(13).flatMap({ Int($0) }) != nil && number(14).flatMap({ Int($0) }) != nil
         }
         if !readable { ranges.removeSubrange(first...) }
-        return readable
+        return readable ? time : nil
     }
 
     /// Whether `bytes` are UTF-8: ASCII eight bytes at a time, the rest by the standard library.
@@ -298,6 +307,8 @@ struct HistorySpool {
         let spool = UnsafeBufferPointer(start: mapped.assumingMemoryBound(to: UInt8.self), count: done)
         var ranges: [(start: Int, count: Int)] = []
         ranges.reserveCapacity(spool.count / 32)
+        var times: [Double] = []
+        times.reserveCapacity(spool.count / 512)
         var start = 0
         while start < spool.count {
             guard let found = memchr(spool.baseAddress! + start, Int32(Self.end), spool.count - start) else {
@@ -305,13 +316,17 @@ struct HistorySpool {
                 break
             }
             let end = UnsafeRawPointer(spool.baseAddress!).distance(to: found)
-            if end > start && !Self.scan(UnsafeBufferPointer(rebasing: spool[start..<end]), offset: start, into: &ranges) {
-                unreadable += 1
+            if end > start {
+                if let time = Self.scan(UnsafeBufferPointer(rebasing: spool[start..<end]), offset: start, into: &ranges) {
+                    times.append(time)
+                } else {
+                    unreadable += 1
+                }
             }
             start = end + 1
         }
         if unreadable > 0 { dropped.append("\(unreadable) unreadable line\(unreadable == 1 ? "" : "s") dropped") }
-        return Fold(file: file, mapped: kept, bytes: spool, ranges: ranges, dropped: dropped)
+        return Fold(file: file, mapped: kept, bytes: spool, ranges: ranges, times: times, dropped: dropped)
     }
 }
 
@@ -320,7 +335,7 @@ extension HistorySpool.Row {
     init?(line: ArraySlice<UInt8>) {
         let row = line.withUnsafeBufferPointer { bytes -> Self? in
             var ranges: [(start: Int, count: Int)] = []
-            guard HistorySpool.scan(bytes, offset: 0, into: &ranges) else { return nil }
+            guard HistorySpool.scan(bytes, offset: 0, into: &ranges) != nil else { return nil }
             func text(_ index: Int) -> String? {
                 let range = ranges[index]
                 return range.count < 0 ? nil : String(decoding: UnsafeBufferPointer(rebasing: bytes[range.start..<range.start + range.count]), as: UTF8.self)
