@@ -1,3 +1,4 @@
+import Synchronization
 import Glibc
 
 /// `history.db-spool` beside the history: where a one-shot `send` with no silence or pause
@@ -53,34 +54,59 @@ struct HistorySpool {
 
         var bytes: Int { record.utf8.count + input.utf8.count }
 
-        /// A fresh token: a fold tells a line it committed by it.
-        static func token() -> String { String(UInt64.random(in: 1...UInt64.max), radix: 16) }
+        /// A fresh token: a fold tells a line it committed by it. A random start per process
+        /// and a count from it: distinct within the process, and across processes as random
+        /// numbers are, without a `getrandom` call per record.
+        static func token() -> String {
+            let token = tokenStart &+ tokenCount.wrappingAdd(1, ordering: .relaxed).oldValue
+            return String(token == 0 ? 1 : token, radix: 16)
+        }
+
+        private static let tokenStart = UInt64.random(in: 1...UInt64.max)
+        private static let tokenCount = Atomic<UInt64>(0)
 
         func line() -> [UInt8] {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(record.utf8.count + input.utf8.count + title.utf8.count + (body?.utf8.count ?? 0) + 96)
-            // Field by field, without an array of them: the daemon writes one line per event.
-            func put(_ value: String?, first: Bool = false) {
-                if !first { bytes.append(HistorySpool.field) }
-                if let value { bytes.append(contentsOf: value.utf8) } else { bytes.append(HistorySpool.absent) }
+            let time = String(self.time), maxEvents = String(self.maxEvents), maxBytes = String(self.maxBytes)
+            var capacity = 30 + HistorySpool.format.utf8.count + token.utf8.count + time.utf8.count + level.utf8.count
+            capacity += (source?.utf8.count ?? 0) + app.utf8.count + title.utf8.count + (body?.utf8.count ?? 0)
+            capacity += (category?.utf8.count ?? 0) + tags.utf8.count + record.utf8.count + input.utf8.count
+            capacity += summary.utf8.count + maxEvents.utf8.count + maxBytes.utf8.count
+            // Field by field into a buffer of its size: the daemon writes one line per event.
+            return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+                var at = buffer.baseAddress!
+                func put(_ value: String?, first: Bool = false) {
+                    if !first {
+                        at.pointee = HistorySpool.field
+                        at += 1
+                    }
+                    guard var value else {
+                        at.pointee = HistorySpool.absent
+                        at += 1
+                        return
+                    }
+                    value.withUTF8 { utf8 in
+                        if let from = utf8.baseAddress { at.update(from: from, count: utf8.count) }
+                        at += utf8.count
+                    }
+                }
+                put(HistorySpool.format, first: true)
+                put(token)
+                put(time)
+                put(level)
+                put(source)
+                put(app)
+                put(title)
+                put(body)
+                put(category)
+                put(tags)
+                put(record)
+                put(input)
+                put(summary)
+                put(maxEvents)
+                put(maxBytes)
+                at.pointee = HistorySpool.end
+                count = buffer.baseAddress!.distance(to: at) + 1
             }
-            put(HistorySpool.format, first: true)
-            put(token)
-            put(String(time))
-            put(level)
-            put(source)
-            put(app)
-            put(title)
-            put(body)
-            put(category)
-            put(tags)
-            put(record)
-            put(input)
-            put(summary)
-            put(String(maxEvents))
-            put(String(maxBytes))
-            bytes.append(HistorySpool.end)
-            return bytes
         }
     }
 
