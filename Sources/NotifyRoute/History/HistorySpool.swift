@@ -74,39 +74,44 @@ struct HistorySpool {
             // Field by field into a buffer of its size: the daemon writes one line per event.
             return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
                 var at = buffer.baseAddress!
-                func put(_ value: String?, first: Bool = false) {
-                    if !first {
-                        at.pointee = HistorySpool.field
-                        at += 1
-                    }
-                    guard var value else {
-                        at.pointee = HistorySpool.absent
-                        at += 1
-                        return
-                    }
-                    value.withUTF8 { utf8 in
-                        if let from = utf8.baseAddress { at.update(from: from, count: utf8.count) }
-                        at += utf8.count
-                    }
-                }
-                put(HistorySpool.format, first: true)
-                put(token)
-                put(time)
-                put(level)
-                put(source)
-                put(app)
-                put(title)
-                put(body)
-                put(category)
-                put(tags)
-                put(record)
-                put(input)
-                put(summary)
-                put(maxEvents)
-                put(maxBytes)
+                Self.put(HistorySpool.format, at: &at, first: true)
+                Self.put(token, at: &at)
+                Self.put(time, at: &at)
+                Self.put(level, at: &at)
+                Self.put(source, at: &at)
+                Self.put(app, at: &at)
+                Self.put(title, at: &at)
+                Self.put(body, at: &at)
+                Self.put(category, at: &at)
+                Self.put(tags, at: &at)
+                Self.put(record, at: &at)
+                Self.put(input, at: &at)
+                Self.put(summary, at: &at)
+                Self.put(maxEvents, at: &at)
+                Self.put(maxBytes, at: &at)
                 at.pointee = HistorySpool.end
                 count = buffer.baseAddress!.distance(to: at) + 1
             }
+        }
+
+        /// One field at `at`, after a separator unless `first`; `at` moved past it.
+        /// (A parameter, not a captured variable, which would be checked at each access.)
+        private static func put(_ value: String?, at: inout UnsafeMutablePointer<UInt8>, first: Bool = false) {
+            if !first {
+                at.pointee = HistorySpool.field
+                at += 1
+            }
+            guard var value else {
+                at.pointee = HistorySpool.absent
+                at += 1
+                return
+            }
+            let start = at
+            let count = value.withUTF8 { utf8 in
+                if let from = utf8.baseAddress { start.update(from: from, count: utf8.count) }
+                return utf8.count
+            }
+            at += count
         }
     }
 
