@@ -121,6 +121,9 @@ public final class RouterMemory: Sendable {
         var joined: [ObjectIdentifier] = []
     }
 
+    /// The capacity of the batch's buffer kept between batches (a batch of a few hundred records).
+    static let spoolBufferKept = 256 << 10
+
     /// Past this size, the record that finds the spool so large folds it at once (the
     /// daemon's timer folds it well before, but may be late under load).
     static let spoolFoldBytes = 4 << 20
@@ -183,7 +186,7 @@ public final class RouterMemory: Sendable {
             // After what waits in the buffer: the spool keeps the order of the records.
             let buffered = state.buffer
             guard let size = write(&state, buffered + line) else { return nil }
-            state.buffer.removeAll(keepingCapacity: true)
+            state.buffer.removeAll(keepingCapacity: state.buffer.capacity <= Self.spoolBufferKept)
             state.joined.removeAll(keepingCapacity: true)
             return size
         }
@@ -220,9 +223,11 @@ public final class RouterMemory: Sendable {
             swap(&lines, &state.buffer)
             let size = write(&state, lines)
             if size == nil { failed = lines }
-            // Its capacity kept for the next batch.
-            lines.removeAll(keepingCapacity: true)
-            swap(&lines, &state.buffer)
+            // Its capacity kept for the next batch, unless a long stall made it large.
+            if lines.capacity <= Self.spoolBufferKept {
+                lines.removeAll(keepingCapacity: true)
+                swap(&lines, &state.buffer)
+            }
             return size
         }
         if let size, size >= Self.spoolFoldBytes { foldSpooledRecords() }
