@@ -59,35 +59,52 @@ public enum DaemonProtocol {
         public static func parse(_ line: some Collection<UInt8>) throws(ProtocolError) -> Request {
             let root = try parseLine(line)
             guard case .object(let members) = root else { throw ProtocolError("expected a JSON object") }
-            if members.contains(where: { !requestKeys.contains($0.key) }),
-               let unknown = members.map(\.key).sorted().first(where: { !requestKeys.contains($0) }) {
+            // Each member taken in one pass, by key (the parser refused duplicate keys); the
+            // event stays as parsed, for the daemon to decode from there (``eventObject``).
+            var kindValue, idValue, event, sinksValue, waitValue, dryRunValue, replaceKeyValue, forValue: JSONLine?
+            var unknownKey = false
+            for (key, value) in members {
+                switch key {
+                case "request": kindValue = kindValue ?? value
+                case "event": event = event ?? value
+                case "sinks": sinksValue = sinksValue ?? value
+                case "id": idValue = idValue ?? value
+                case "wait": waitValue = waitValue ?? value
+                case "dry_run": dryRunValue = dryRunValue ?? value
+                case "replace_key": replaceKeyValue = replaceKeyValue ?? value
+                case "for": forValue = forValue ?? value
+                default: unknownKey = true
+                }
+            }
+            if unknownKey, let unknown = members.map(\.key).sorted().first(where: { !requestKeys.contains($0) }) {
                 throw ProtocolError("unknown key \"\(unknown)\"; a request has: \(requestKeys.joined(separator: ", "))")
             }
-            // Each member converted as it is read (the parser refused duplicate keys); the
-            // event stays as parsed, for the daemon to decode from there (``eventObject``).
-            let entries = Members(members: members)
-            guard let kindText = entries["request"]?.string else {
+            guard case .string(let kindText)? = kindValue else {
                 throw ProtocolError("missing \"request\"; one of: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             guard let kind = Kind(rawValue: kindText) else {
                 throw ProtocolError("unknown request \"\(kindText)\"; one of: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             var request = Request(kind: kind)
-            request.id = try integer(entries["id"], "id")
-            request.eventObject = members.first { $0.key == "event" }?.value
-            if let sinks = entries["sinks"] {
-                guard case .array(let items) = sinks, items.allSatisfy({ $0.string != nil }) else {
-                    throw ProtocolError("\"sinks\": expected an array of sink names")
+            request.id = try integer(idValue.map(JSONValue.init), "id")
+            request.eventObject = event
+            if let sinks = sinksValue {
+                guard case .array(let items) = sinks else { throw ProtocolError("\"sinks\": expected an array of sink names") }
+                var names: [String] = []
+                names.reserveCapacity(items.count)
+                for item in items {
+                    guard case .string(let name) = item else { throw ProtocolError("\"sinks\": expected an array of sink names") }
+                    names.append(name)
                 }
-                request.sinks = items.compactMap(\.string)
+                request.sinks = names
             }
-            request.wait = try flag(entries["wait"], "wait")
-            request.dryRun = try flag(entries["dry_run"], "dry_run")
-            if let key = entries["replace_key"] {
-                guard let text = key.string else { throw ProtocolError("\"replace_key\": expected a string") }
+            request.wait = try flag(waitValue.map(JSONValue.init), "wait")
+            request.dryRun = try flag(dryRunValue.map(JSONValue.init), "dry_run")
+            if let key = replaceKeyValue {
+                guard case .string(let text) = key else { throw ProtocolError("\"replace_key\": expected a string") }
                 request.replaceKey = text
             }
-            request.waitFor = try integer(entries["for"], "for")
+            request.waitFor = try integer(forValue.map(JSONValue.init), "for")
             switch kind {
             case .send where request.eventObject == nil: throw ProtocolError("a send needs an \"event\" object (the ingest schema)")
             case .close where request.replaceKey == nil: throw ProtocolError("a close needs a \"replace_key\"")
@@ -95,14 +112,6 @@ public enum DaemonProtocol {
             default: break
             }
             return request
-        }
-
-        /// A request object's members by key, each made a ``JSONValue`` when asked for.
-        private struct Members {
-            let members: [(key: String, value: JSONLine)]
-            subscript(key: String) -> JSONValue? {
-                members.first { $0.key == key }.map { JSONValue($0.value) }
-            }
         }
 
         private static func integer(_ value: JSONValue?, _ key: String) throws(ProtocolError) -> Int? {

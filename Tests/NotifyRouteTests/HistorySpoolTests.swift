@@ -1,6 +1,7 @@
 import Foundation
 @testable import NotifyRoute
 import NotifyRouteTestSupport
+import Synchronization
 import Testing
 
 /// The history's spool: a one-shot `send` with no silence or pause appends its record to
@@ -101,6 +102,55 @@ import Testing
         daemon.foldSpooledRecords()
         #expect(spoolSize == 0)
         #expect(try titles() == ["first", "second", "third", "fourth", "fifth", "sixth"])
+    }
+
+    /// A daemon's records routed in a ``StateBatch`` wait in a buffer and are written in one
+    /// append when the batch commits, before its publications (the answers) run; a record
+    /// outside a batch writes what waits first, so the spool keeps the order of the records.
+    @Test func aDaemonsRecordsInABatchAreWrittenBeforeItsAnswers() throws {
+        let daemon = RouterMemory(directory: directory, keepsOpen: true, notice: { Issue.record("notice: \($0)") })
+        _ = daemon.spoolRecords()
+        let batch = StateBatch(maximumAge: .seconds(60))
+        StateBatch.$current.withValue(batch) {
+            record(daemon, "first", at: start)
+            record(daemon, "second", at: start.addingTimeInterval(1))
+        }
+        #expect(spoolSize <= 0)
+        let sizeWhenAnswered = Mutex(-1)
+        batch.publish { [spoolPath] in
+            let size = (try? FileManager.default.attributesOfItem(atPath: spoolPath)[.size] as? Int) ?? -1
+            sizeWhenAnswered.withLock { $0 = size }
+        }
+        batch.commit()
+        #expect(sizeWhenAnswered.withLock { $0 } > 0)
+        StateBatch.$current.withValue(batch) { record(daemon, "third", at: start.addingTimeInterval(2)) }
+        // Outside a batch (a pause's release): after what waits, in one append.
+        record(daemon, "fourth", at: start.addingTimeInterval(3))
+        batch.commit()
+        StateBatch.$current.withValue(batch) { record(daemon, "fifth", at: start.addingTimeInterval(4)) }
+        // The shutdown's fold writes what waits first.
+        daemon.foldSpooledRecords()
+        #expect(spoolSize == 0)
+        #expect(try titles() == ["first", "second", "third", "fourth", "fifth"])
+    }
+
+    /// A fold inserts many rows per statement: a fold of more lines than one statement
+    /// takes keeps their order and each row's running total of bytes.
+    @Test func aLargeFoldKeepsOrderAndRunningTotals() throws {
+        let daemon = RouterMemory(directory: directory, keepsOpen: true, notice: { Issue.record("notice: \($0)") })
+        _ = daemon.spoolRecords()
+        record(daemon, "before", at: start)
+        daemon.foldSpooledRecords()
+        let count = RouterMemory.Connection.foldRowsPerStatement * 2 + 7
+        for index in 0..<count { record(daemon, "event \(index)", body: index % 3 == 0 ? nil : "body \(index)", at: start.addingTimeInterval(Double(index) + 1)) }
+        daemon.foldSpooledRecords()
+        #expect(try titles() == ["before"] + (0..<count).map { "event \($0)" })
+        let database = try SQLiteDatabase(path: directory + "/history.db", busyTimeout: 1000)
+        #expect(try database.integer("SELECT count(*) FROM events WHERE upto != (SELECT sum(bytes) FROM events AS e WHERE e.id <= events.id)") == 0)
+        // "before" has no body either.
+        #expect(try database.integer("SELECT count(*) FROM events WHERE body IS NULL") == 1 + (0..<count).filter { $0 % 3 == 0 }.count)
+        #expect(try database.integer("SELECT count(*) FROM events WHERE body = 'body ' || substr(title, 7)") == count - (0..<count).filter { $0 % 3 == 0 }.count)
+        #expect(try database.integer("SELECT count(*) FROM events WHERE time = \(start.timeIntervalSince1970 + Double(count))") == 1)
     }
 
     /// The spool's descriptor is kept open between appends: a spool removed meanwhile is

@@ -5,78 +5,134 @@
 /// The caller writes keys in sorted order itself (by their UTF-8 bytes, as the encoder
 /// sorts); ``member(_:object:)`` sorts a dictionary's.
 package struct JSONWriter {
-    package private(set) var bytes: [UInt8] = []
+    /// The bytes written, in a buffer of the writer's own: an append is a bounds check and
+    /// a copy, where `Array.append(contentsOf:)` takes its generic path on each key and value.
+    private final class Storage {
+        var base: UnsafeMutablePointer<UInt8>
+        var count = 0
+        var capacity: Int
+
+        init(capacity: Int) {
+            self.capacity = max(capacity, 16)
+            base = .allocate(capacity: self.capacity)
+        }
+
+        deinit { base.deallocate() }
+
+        @inline(__always) func reserve(_ more: Int) {
+            if count + more > capacity { grow(count + more) }
+        }
+
+        private func grow(_ needed: Int) {
+            let larger = max(needed, capacity * 2)
+            let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+            moved.update(from: base, count: count)
+            base.deallocate()
+            base = moved
+            capacity = larger
+        }
+
+        @inline(__always) func append(_ byte: UInt8) {
+            reserve(1)
+            base[count] = byte
+            count += 1
+        }
+
+        @inline(__always) func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+            guard let start = bytes.baseAddress else { return }
+            reserve(bytes.count)
+            (base + count).update(from: start, count: bytes.count)
+            count += bytes.count
+        }
+
+        var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+    }
+
+    private let storage: Storage
+    package var bytes: [UInt8] { Array(storage.written) }
     /// Whether the next value or key follows another at the same level.
     private var separated = false
 
-    package init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 256) { storage = Storage(capacity: capacity) }
 
-    package var text: String { String(decoding: bytes, as: UTF8.self) }
+    package var text: String { String(decoding: storage.written, as: UTF8.self) }
 
     private mutating func separate() {
-        if separated { bytes.append(UInt8(ascii: ",")) }
+        if separated { storage.append(UInt8(ascii: ",")) }
     }
 
     /// `{`, what `body` writes, `}`.
     package mutating func object(_ body: (inout JSONWriter) -> Void) {
         separate()
-        bytes.append(UInt8(ascii: "{"))
+        storage.append(UInt8(ascii: "{"))
         separated = false
         body(&self)
-        bytes.append(UInt8(ascii: "}"))
+        storage.append(UInt8(ascii: "}"))
         separated = true
     }
 
     /// `[`, what `body` writes, `]`.
     package mutating func array(_ body: (inout JSONWriter) -> Void) {
         separate()
-        bytes.append(UInt8(ascii: "["))
+        storage.append(UInt8(ascii: "["))
         separated = false
         body(&self)
-        bytes.append(UInt8(ascii: "]"))
+        storage.append(UInt8(ascii: "]"))
         separated = true
     }
 
     /// A key written in the source: copied as it is, between quotes (keys are plain ASCII
     /// names, which need no escape), without the scan a string gets.
     package mutating func key(_ name: StaticString) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        let count = name.utf8CodeUnitCount
+        storage.reserve(count + 4)
+        var at = storage.base + storage.count
+        if separated {
+            at.pointee = UInt8(ascii: ",")
+            at += 1
+        }
+        at.pointee = UInt8(ascii: "\"")
+        (at + 1).update(from: name.utf8Start, count: count)
+        (at + 1 + count).pointee = UInt8(ascii: "\"")
+        (at + 2 + count).pointee = UInt8(ascii: ":")
+        storage.count = storage.base.distance(to: at + 3 + count)
         separated = false
     }
 
     /// A key made at run time (a dictionary's), escaped as a string is.
     package mutating func key(escaping name: String) {
         separate()
-        Self.string(name, into: &bytes)
-        bytes.append(UInt8(ascii: ":"))
+        Self.string(name, into: storage)
+        storage.append(UInt8(ascii: ":"))
         separated = false
     }
 
     package mutating func string(_ value: String) {
         separate()
-        Self.string(value, into: &bytes)
+        Self.string(value, into: storage)
         separated = true
+    }
+
+    private mutating func ascii(_ text: String) {
+        var text = text
+        text.withUTF8 { storage.append($0) }
     }
 
     package mutating func integer(_ value: Int) {
         separate()
-        bytes.append(contentsOf: String(value).utf8)
+        ascii(String(value))
         separated = true
     }
 
     package mutating func null() {
         separate()
-        bytes.append(contentsOf: "null".utf8)
+        ascii("null")
         separated = true
     }
 
     package mutating func bool(_ value: Bool) {
         separate()
-        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        ascii(value ? "true" : "false")
         separated = true
     }
 
@@ -85,7 +141,7 @@ package struct JSONWriter {
     package mutating func number(_ value: Double) {
         separate()
         let text = value.description
-        if text.hasSuffix(".0") { bytes.append(contentsOf: text.utf8.dropLast(2)) } else { bytes.append(contentsOf: text.utf8) }
+        ascii(text.hasSuffix(".0") ? String(text.dropLast(2)) : text)
         separated = true
     }
 
@@ -127,21 +183,57 @@ package struct JSONWriter {
     /// `text` as a JSON string: `"` and `\` escaped, control characters as `\n`, `\t`, ...
     /// or `\u00XX`, everything else (`/` and non-ASCII included) as it is.
     package static func string(_ text: String, into bytes: inout [UInt8]) {
+        var text = text
+        let plain = text.withUTF8 { utf8 in
+            guard !needsEscape(utf8) else { return false }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return true
+        }
+        guard !plain else { return }
+        let storage = Storage(capacity: text.utf8.count + 8)
+        string(text, into: storage)
+        bytes.append(contentsOf: storage.written)
+    }
+
+    /// Whether `utf8` holds a byte that JSON escapes: eight bytes at a time (a word has one
+    /// when a byte is below 0x20 or equal to `"` or `\`), the rest one by one.
+    private static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = utf8.baseAddress else { return false }
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        var index = 0
+        while index + 8 <= utf8.count {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+            let control = (word &- ones &* 0x20) & ~word
+            let found = (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)) & highs
+            if found != 0 { return true }
+            index += 8
+        }
+        while index < utf8.count {
+            let byte = base[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            index += 1
+        }
+        return false
+    }
+
+    private static func string(_ text: String, into bytes: Storage) {
         bytes.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
             // Most strings need no escape: one copy.
-            if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-                bytes.append(contentsOf: utf8)
+            if !needsEscape(utf8) {
+                bytes.append(utf8)
                 return
             }
             var run = 0  // the start of the bytes not yet copied
             for index in utf8.indices {
                 let byte = utf8[index]
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run..<index]))
+                bytes.append(UnsafeBufferPointer(rebasing: utf8[run..<index]))
                 run = index + 1
-                // Byte by byte: an array literal per escape costs an allocation and a generic append.
                 bytes.append(UInt8(ascii: "\\"))
                 switch byte {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
@@ -159,7 +251,7 @@ package struct JSONWriter {
                     bytes.append(hex.utf8Start[Int(byte & 0xF)])
                 }
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run...]))
+            bytes.append(UnsafeBufferPointer(rebasing: utf8[run...]))
         }
         bytes.append(UInt8(ascii: "\""))
     }

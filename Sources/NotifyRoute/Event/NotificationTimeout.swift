@@ -97,11 +97,14 @@ public enum DurationParser {
     /// The shortest exact spelling: `90s` stays `90s`, `120000ms` becomes `2m`.
     public static func format(_ duration: Duration) -> String {
         let ms = milliseconds(duration)
-        for (suffix, size) in [("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)]
-        where ms != 0 && ms % size == 0 {
-            return "\(ms / size)\(suffix)"
+        // Unit by unit, without an array of them: every event's report and record say its timeout.
+        if ms != 0 {
+            if ms % 86_400_000 == 0 { return String(ms / 86_400_000) + "d" }
+            if ms % 3_600_000 == 0 { return String(ms / 3_600_000) + "h" }
+            if ms % 60_000 == 0 { return String(ms / 60_000) + "m" }
+            if ms % 1_000 == 0 { return String(ms / 1_000) + "s" }
         }
-        return "\(ms)ms"
+        return String(ms) + "ms"
     }
 }
 

@@ -73,3 +73,35 @@ extension ResolvedEvent.Payload {
         }
     }
 }
+
+extension ResolvedEvent {
+    /// What ``Payload/write(into:)`` writes of `Payload(self)`, without the payload made
+    /// first (its copies, its sorted tags): the history writes one per event.
+    package func writePayload(into writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("actions")
+            writer.array { writer in
+                for action in actions {
+                    writer.object { writer in
+                        writer.member("id", action.id)
+                        writer.member("label", action.label)
+                    }
+                }
+            }
+            writer.member("app", app)
+            writer.member("body", body)
+            writer.member("category", category)
+            writer.member("dedup_key", dedupKey)
+            writer.member("fields", object: fields)
+            writer.member("icon", icon)
+            writer.member("level", level.rawValue)
+            writer.member("message_id", messageID)
+            writer.member("progress", progress)
+            writer.member("replace_key", replaceKey)
+            writer.member("source", source)
+            writer.member("tags", strings: tags.count > 1 ? tags.sorted() : Array(tags))
+            writer.member("timeout", timeout.description)
+            writer.member("title", title)
+        }
+    }
+}

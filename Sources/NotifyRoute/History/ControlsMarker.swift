@@ -21,6 +21,9 @@ struct ControlsMarker {
 
     init(directory: String) { path = directory + "/" + Self.fileName }
 
+    /// This process's user, asked once: the daemon looks at the marker twice per event.
+    private static let uid = getuid()
+
     /// Whether no silence and no pause can apply at `now`.
     func rulesOut(at now: Date) -> Bool {
         guard let info = status() else { return false }
@@ -31,7 +34,7 @@ struct ControlsMarker {
 
     private func status() -> stat? {
         var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid() else { return nil }
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == Self.uid else { return nil }
         return info
     }
 

@@ -86,7 +86,7 @@ struct HistoryRecord: Encodable {
         writer.object { writer in
             writer.member("dropped_by", report.droppedBy)
             writer.key("event")
-            ResolvedEvent.Payload(report.event).write(into: &writer)
+            report.event.writePayload(into: &writer)
             writer.member("routes", strings: report.matchedRoutes)
             writer.member("rules", strings: report.matchedRules)
             writer.key("sinks")

@@ -1,3 +1,4 @@
+import Synchronization
 import Glibc
 
 /// `history.db-spool` beside the history: where a one-shot `send` with no silence or pause
@@ -30,7 +31,7 @@ struct HistorySpool {
     var path: String { directory + "/" + Self.fileName }
 
     fileprivate static let field: UInt8 = 0xFF
-    fileprivate static let end: UInt8 = 0xFE
+    static let end: UInt8 = 0xFE
     fileprivate static let absent: UInt8 = 0xFD
 
     /// One recorded event, as history.db's `events` table takes it, with the bounds of the
@@ -53,34 +54,64 @@ struct HistorySpool {
 
         var bytes: Int { record.utf8.count + input.utf8.count }
 
-        /// A fresh token: a fold tells a line it committed by it.
-        static func token() -> String { String(UInt64.random(in: 1...UInt64.max), radix: 16) }
+        /// A fresh token: a fold tells a line it committed by it. A random start per process
+        /// and a count from it: distinct within the process, and across processes as random
+        /// numbers are, without a `getrandom` call per record.
+        static func token() -> String {
+            let token = tokenStart &+ tokenCount.wrappingAdd(1, ordering: .relaxed).oldValue
+            return String(token == 0 ? 1 : token, radix: 16)
+        }
+
+        private static let tokenStart = UInt64.random(in: 1...UInt64.max)
+        private static let tokenCount = Atomic<UInt64>(0)
 
         func line() -> [UInt8] {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(record.utf8.count + input.utf8.count + title.utf8.count + (body?.utf8.count ?? 0) + 96)
-            // Field by field, without an array of them: the daemon writes one line per event.
-            func put(_ value: String?, first: Bool = false) {
-                if !first { bytes.append(HistorySpool.field) }
-                if let value { bytes.append(contentsOf: value.utf8) } else { bytes.append(HistorySpool.absent) }
+            let time = String(self.time), maxEvents = String(self.maxEvents), maxBytes = String(self.maxBytes)
+            var capacity = 30 + HistorySpool.format.utf8.count + token.utf8.count + time.utf8.count + level.utf8.count
+            capacity += (source?.utf8.count ?? 0) + app.utf8.count + title.utf8.count + (body?.utf8.count ?? 0)
+            capacity += (category?.utf8.count ?? 0) + tags.utf8.count + record.utf8.count + input.utf8.count
+            capacity += summary.utf8.count + maxEvents.utf8.count + maxBytes.utf8.count
+            // Field by field into a buffer of its size: the daemon writes one line per event.
+            return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+                var at = buffer.baseAddress!
+                Self.put(HistorySpool.format, at: &at, first: true)
+                Self.put(token, at: &at)
+                Self.put(time, at: &at)
+                Self.put(level, at: &at)
+                Self.put(source, at: &at)
+                Self.put(app, at: &at)
+                Self.put(title, at: &at)
+                Self.put(body, at: &at)
+                Self.put(category, at: &at)
+                Self.put(tags, at: &at)
+                Self.put(record, at: &at)
+                Self.put(input, at: &at)
+                Self.put(summary, at: &at)
+                Self.put(maxEvents, at: &at)
+                Self.put(maxBytes, at: &at)
+                at.pointee = HistorySpool.end
+                count = buffer.baseAddress!.distance(to: at) + 1
             }
-            put(HistorySpool.format, first: true)
-            put(token)
-            put(String(time))
-            put(level)
-            put(source)
-            put(app)
-            put(title)
-            put(body)
-            put(category)
-            put(tags)
-            put(record)
-            put(input)
-            put(summary)
-            put(String(maxEvents))
-            put(String(maxBytes))
-            bytes.append(HistorySpool.end)
-            return bytes
+        }
+
+        /// One field at `at`, after a separator unless `first`; `at` moved past it.
+        /// (A parameter, not a captured variable, which would be checked at each access.)
+        private static func put(_ value: String?, at: inout UnsafeMutablePointer<UInt8>, first: Bool = false) {
+            if !first {
+                at.pointee = HistorySpool.field
+                at += 1
+            }
+            guard var value else {
+                at.pointee = HistorySpool.absent
+                at += 1
+                return
+            }
+            let start = at
+            let count = value.withUTF8 { utf8 in
+                if let from = utf8.baseAddress { start.update(from: from, count: utf8.count) }
+                return utf8.count
+            }
+            at += count
         }
     }
 
@@ -150,15 +181,18 @@ struct HistorySpool {
         private let bytes: UnsafeBufferPointer<UInt8>
         /// ``fieldCount`` per line, into `bytes`; a count of -1 for an absent value.
         private let ranges: [(start: Int, count: Int)]
+        /// Each line's time, read once by the scan that checked it.
+        private let times: [Double]
         /// What was dropped, in words (a torn or unreadable line, what lay past the cap).
         let dropped: [String]
 
         fileprivate init(file: Int32, mapped: UnsafeMutableRawBufferPointer, bytes: UnsafeBufferPointer<UInt8>,
-                         ranges: [(start: Int, count: Int)], dropped: [String]) {
+                         ranges: [(start: Int, count: Int)], times: [Double], dropped: [String]) {
             self.file = file
             self.mapped = mapped
             self.bytes = bytes
             self.ranges = ranges
+            self.times = times
             self.dropped = dropped
         }
 
@@ -171,6 +205,9 @@ struct HistorySpool {
             guard range.count >= 0 else { return nil }
             return UnsafeBufferPointer(rebasing: bytes[range.start..<range.start + range.count])
         }
+
+        /// The time of line `line` (field 2).
+        func time(_ line: Int) -> Double { times[line] }
 
         func text(_ line: Int, _ index: Int) -> String? { field(line, index).map { String(decoding: $0, as: UTF8.self) } }
 
@@ -186,9 +223,10 @@ struct HistorySpool {
 
     /// Appends the ranges of `line`'s fields (from `offset` in the bytes it lies in) to
     /// `ranges` when it is a line of ours: ``fieldCount`` fields, this format, the values
-    /// a row needs present, UTF-8, numbers where they go. False (and nothing appended) when not.
-    fileprivate static func scan(_ line: UnsafeBufferPointer<UInt8>, offset: Int, into ranges: inout [(start: Int, count: Int)]) -> Bool {
-        guard let base = line.baseAddress else { return false }
+    /// a row needs present, UTF-8, numbers where they go. Its time, or `nil` (and nothing
+    /// appended) when not.
+    fileprivate static func scan(_ line: UnsafeBufferPointer<UInt8>, offset: Int, into ranges: inout [(start: Int, count: Int)]) -> Double? {
+        guard let base = line.baseAddress else { return nil }
         let first = ranges.count
         var start = 0, tooMany = false
         while true {
@@ -217,12 +255,14 @@ struct HistorySpool {
                 }
             }
         }
+        var time: Double?
         if readable {
-            readable = number(0) == format && number(2).flatMap(Double.init) != nil
+            time = number(2).flatMap(Double.init)
+            readable = number(0) == format && time != nil
                 && number(13).flatMap({ Int($0) }) != nil && number(14).flatMap({ Int($0) }) != nil
         }
         if !readable { ranges.removeSubrange(first...) }
-        return readable
+        return readable ? time : nil
     }
 
     /// Whether `bytes` are UTF-8: ASCII eight bytes at a time, the rest by the standard library.
@@ -298,6 +338,8 @@ struct HistorySpool {
         let spool = UnsafeBufferPointer(start: mapped.assumingMemoryBound(to: UInt8.self), count: done)
         var ranges: [(start: Int, count: Int)] = []
         ranges.reserveCapacity(spool.count / 32)
+        var times: [Double] = []
+        times.reserveCapacity(spool.count / 512)
         var start = 0
         while start < spool.count {
             guard let found = memchr(spool.baseAddress! + start, Int32(Self.end), spool.count - start) else {
@@ -305,13 +347,17 @@ struct HistorySpool {
                 break
             }
             let end = UnsafeRawPointer(spool.baseAddress!).distance(to: found)
-            if end > start && !Self.scan(UnsafeBufferPointer(rebasing: spool[start..<end]), offset: start, into: &ranges) {
-                unreadable += 1
+            if end > start {
+                if let time = Self.scan(UnsafeBufferPointer(rebasing: spool[start..<end]), offset: start, into: &ranges) {
+                    times.append(time)
+                } else {
+                    unreadable += 1
+                }
             }
             start = end + 1
         }
         if unreadable > 0 { dropped.append("\(unreadable) unreadable line\(unreadable == 1 ? "" : "s") dropped") }
-        return Fold(file: file, mapped: kept, bytes: spool, ranges: ranges, dropped: dropped)
+        return Fold(file: file, mapped: kept, bytes: spool, ranges: ranges, times: times, dropped: dropped)
     }
 }
 
@@ -320,7 +366,7 @@ extension HistorySpool.Row {
     init?(line: ArraySlice<UInt8>) {
         let row = line.withUnsafeBufferPointer { bytes -> Self? in
             var ranges: [(start: Int, count: Int)] = []
-            guard HistorySpool.scan(bytes, offset: 0, into: &ranges) else { return nil }
+            guard HistorySpool.scan(bytes, offset: 0, into: &ranges) != nil else { return nil }
             func text(_ index: Int) -> String? {
                 let range = ranges[index]
                 return range.count < 0 ? nil : String(decoding: UnsafeBufferPointer(rebasing: bytes[range.start..<range.start + range.count]), as: UTF8.self)

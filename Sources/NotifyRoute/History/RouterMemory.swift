@@ -98,6 +98,7 @@ public final class RouterMemory: Sendable {
 
     deinit {
         spooling.withLock { state in
+            if state.file >= 0 && !state.buffer.isEmpty { _ = spool.append(line: state.buffer, to: state.file, keptOpen: true) }
             if state.file >= 0 { Glibc.close(state.file) }
             state.signal?.finish()
         }
@@ -113,7 +114,15 @@ public final class RouterMemory: Sendable {
         var pending = false
         /// Told when `pending` becomes true.
         var signal: AsyncStream<Void>.Continuation?
+        /// Lines of records routed in a ``StateBatch``, written in one `write` when a batch
+        /// commits, before its answers are published.
+        var buffer: [UInt8] = []
+        /// The batches told to commit `buffer` (joined since it was last written).
+        var joined: [ObjectIdentifier] = []
     }
+
+    /// The capacity of the batch's buffer kept between batches (a batch of a few hundred records).
+    static let spoolBufferKept = 256 << 10
 
     /// Past this size, the record that finds the spool so large folds it at once (the
     /// daemon's timer folds it well before, but may be late under load).
@@ -145,6 +154,7 @@ public final class RouterMemory: Sendable {
     /// Folds what this connection spooled since the last fold (and whatever else is in the
     /// spool); nothing when it spooled nothing.
     package func foldSpooledRecords() {
+        flushSpool()
         guard spooling.withLock({ state in
             defer { state.pending = false }
             return state.pending
@@ -154,25 +164,86 @@ public final class RouterMemory: Sendable {
 
     /// Appends `row` to the spool through the descriptor kept open; the spool's size after
     /// it, or `nil` when not spooling or the append failed (the caller records the row itself).
+    /// In a ``StateBatch`` (a daemon's `send`), the line waits in a buffer that the batch's
+    /// commit writes, with the lines of the other events routed meanwhile, before any of
+    /// their answers is published: the spool's size is then 0.
     private func spoolKeptOpen(_ row: HistorySpool.Row) -> Int? {
         guard spooling.withLock(\.enabled) else { return nil }
         // Made before the lock, which concurrent records wait for.
         let line = row.line()
-        return spooling.withLock { state -> Int? in
+        let batch = StateBatch.current
+        var join = false
+        let size = spooling.withLock { state -> Int? in
             guard state.enabled else { return nil }
-            if state.file < 0 { state.file = spool.openForAppending() }
-            guard state.file >= 0 else { return nil }
-            guard let size = spool.append(line: line, to: state.file, keptOpen: true) else {
-                // Perhaps removed or replaced: opened again for the next record.
-                Glibc.close(state.file)
-                state.file = -1
-                return nil
+            if let batch {
+                state.buffer.append(contentsOf: line)
+                if !state.joined.contains(ObjectIdentifier(batch)) {
+                    state.joined.append(ObjectIdentifier(batch))
+                    join = true
+                }
+                return 0
             }
-            if !state.pending {
-                state.pending = true
-                state.signal?.yield()
+            // After what waits in the buffer: the spool keeps the order of the records.
+            let buffered = state.buffer
+            guard let size = write(&state, buffered + line) else { return nil }
+            state.buffer.removeAll(keepingCapacity: state.buffer.capacity <= Self.spoolBufferKept)
+            state.joined.removeAll(keepingCapacity: true)
+            return size
+        }
+        if join, let batch { batch.join(self) }
+        return size
+    }
+
+    /// Writes `lines` to the spool in one append (under the spooling lock); the spool's
+    /// size after it, or `nil` when the append failed.
+    private func write(_ state: inout Spooling, _ lines: [UInt8]) -> Int? {
+        if state.file < 0 { state.file = spool.openForAppending() }
+        guard state.file >= 0 else { return nil }
+        guard let size = spool.append(line: lines, to: state.file, keptOpen: true) else {
+            // Perhaps removed or replaced: opened again for the next record.
+            Glibc.close(state.file)
+            state.file = -1
+            return nil
+        }
+        if !state.pending {
+            state.pending = true
+            state.signal?.yield()
+        }
+        return size
+    }
+
+    /// Writes the lines the buffer holds (``spoolKeptOpen(_:)``); what cannot be written
+    /// to the spool is recorded in history.db directly. Folds at once past ``spoolFoldBytes``.
+    private func flushSpool() {
+        var failed: [UInt8] = []
+        let size = spooling.withLock { state -> Int? in
+            state.joined.removeAll(keepingCapacity: true)
+            guard !state.buffer.isEmpty else { return nil }
+            var lines: [UInt8] = []
+            swap(&lines, &state.buffer)
+            let size = write(&state, lines)
+            if size == nil { failed = lines }
+            // Its capacity kept for the next batch, unless a long stall made it large.
+            if lines.capacity <= Self.spoolBufferKept {
+                lines.removeAll(keepingCapacity: true)
+                swap(&lines, &state.buffer)
             }
             return size
+        }
+        if let size, size >= Self.spoolFoldBytes { foldSpooledRecords() }
+        guard !failed.isEmpty else { return }
+        // The lines as rows again, one transaction for them all.
+        let rows = failed.split(separator: HistorySpool.end).compactMap(HistorySpool.Row.init(line:))
+        do {
+            try withConnection { connection in
+                try connection.write { _ throws(SQLiteDatabase.Failure) in
+                    for row in rows { try connection.insert(row) }
+                    if let last = rows.last { try connection.evict(HistorySettings(maxEvents: last.maxEvents, maxBytes: last.maxBytes)) }
+                    if !marker.exists { try connection.markControls(marker) }
+                }
+            }
+        } catch {
+            notice("history: \(error); \(rows.count) events are not in the history")
         }
     }
 
@@ -473,6 +544,12 @@ public final class RouterMemory: Sendable {
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
                         ?11 + coalesce((SELECT upto FROM events ORDER BY id DESC LIMIT 1), 0), ?12)
                 """
+            // A fold's rows, their `upto` counted by the fold (``insert(_:lines:)``).
+            case insertFoldedEvent = """
+                INSERT INTO events(time, level, source, app, title, body, category, tags, record, input, bytes, upto, summary)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+            case lastUpto = "SELECT upto FROM events ORDER BY id DESC LIMIT 1"
             case insertHeld = "INSERT INTO held(time, level, source, input) VALUES (?, ?, ?, ?)"
             case foldedTokens = "SELECT token FROM folded"
             case clearFolded = "DELETE FROM folded"
@@ -561,8 +638,7 @@ public final class RouterMemory: Sendable {
                     }
                 }
             }
-            let insert = try statement(.insertEvent)
-            for line in skipped..<max(skipped, fold.count) { try self.insert(fold, line, with: insert) }
+            try insert(fold, lines: skipped..<max(skipped, fold.count))
             try statement(.clearFolded).bind().run()
             if fold.count > 0 {
                 let last = fold.count - 1
@@ -572,34 +648,62 @@ public final class RouterMemory: Sendable {
             }
         }
 
-        /// Line `line` of `fold` inserted as ``insert(_:)`` inserts a row, its text bound
-        /// where it lies in the spool's bytes (which outlive the statement's run).
-        private func insert(_ fold: HistorySpool.Fold, _ line: Int, with insert: SQLiteDatabase.Statement) throws(SQLiteDatabase.Failure) {
-            let raw = insert.statement
-            sqlite3_reset(raw)
-            func text(_ position: Int32, _ index: Int) {
-                guard let bytes = fold.field(line, index), let base = bytes.baseAddress else {
-                    sqlite3_bind_null(raw, position)
-                    return
-                }
-                // No destructor (SQLITE_STATIC): SQLite reads the bytes in place.
-                sqlite3_bind_text(raw, position, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(clamping: bytes.count), nil)
+        /// How many rows one statement of a fold inserts: a statement's run (its reset, its
+        /// cursors, its halt) costs about as much as binding and inserting a row.
+        static let foldRowsPerStatement = 64
+        /// The insert of ``foldRowsPerStatement`` rows, prepared once.
+        private var foldInsert: SQLiteDatabase.Statement?
+
+        /// Lines `lines` of `fold` inserted as ``insert(_:)`` inserts rows, with the running
+        /// total of bytes (`upto`) counted here from the last row's: ``foldRowsPerStatement``
+        /// rows per statement, their text bound where it lies in the spool's bytes (which
+        /// outlive the statements' runs).
+        private func insert(_ fold: HistorySpool.Fold, lines: Range<Int>) throws(SQLiteDatabase.Failure) {
+            guard !lines.isEmpty else { return }
+            let last = try statement(.lastUpto).bind()
+            var upto = try last.step() ? last.integer(0) : 0
+            last.finish()
+            let many: SQLiteDatabase.Statement
+            if let foldInsert {
+                many = foldInsert
+            } else {
+                let row = "(" + (0..<13).map { _ in "?" }.joined(separator: ",") + ")"
+                many = try database.prepare(Self.insertColumns + Array(repeating: row, count: Self.foldRowsPerStatement).joined(separator: ","))
+                foldInsert = many
             }
-            sqlite3_bind_double(raw, 1, fold.text(line, 2).flatMap(Double.init) ?? 0)
-            text(2, 3)
-            text(3, 4)
-            text(4, 5)
-            text(5, 6)
-            text(6, 7)
-            text(7, 8)
-            text(8, 9)
-            text(9, 10)
-            text(10, 11)
-            sqlite3_bind_int64(raw, 11, Int64((fold.field(line, 10)?.count ?? 0) + (fold.field(line, 11)?.count ?? 0)))
-            text(12, 12)
-            defer { sqlite3_clear_bindings(raw) }
-            try insert.run()
+            let one = try statement(.insertFoldedEvent)
+            var line = lines.lowerBound
+            while line < lines.upperBound {
+                let rows = lines.upperBound - line >= Self.foldRowsPerStatement ? Self.foldRowsPerStatement : 1
+                let insert = rows == 1 ? one : many
+                let raw = insert.statement
+                sqlite3_reset(raw)
+                for row in 0..<rows {
+                    let first = Int32(row * 13)
+                    func text(_ position: Int32, _ index: Int) {
+                        guard let bytes = fold.field(line, index), let base = bytes.baseAddress else {
+                            sqlite3_bind_null(raw, first + position)
+                            return
+                        }
+                        // No destructor (SQLITE_STATIC): SQLite reads the bytes in place.
+                        sqlite3_bind_text(raw, first + position, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self),
+                                          Int32(clamping: bytes.count), nil)
+                    }
+                    sqlite3_bind_double(raw, first + 1, fold.time(line))
+                    for position in Int32(2)...10 { text(position, Int(position) + 1) }
+                    let bytes = (fold.field(line, 10)?.count ?? 0) + (fold.field(line, 11)?.count ?? 0)
+                    upto += bytes
+                    sqlite3_bind_int64(raw, first + 11, Int64(bytes))
+                    sqlite3_bind_int64(raw, first + 12, Int64(upto))
+                    text(13, 12)
+                    line += 1
+                }
+                defer { sqlite3_clear_bindings(raw) }
+                try insert.run()
+            }
         }
+
+        static let insertColumns = "INSERT INTO events(time, level, source, app, title, body, category, tags, record, input, bytes, upto, summary) VALUES "
 
         /// Drops the oldest events past either bound.
         func evict(_ settings: HistorySettings) throws(SQLiteDatabase.Failure) {
@@ -722,4 +826,9 @@ extension HistoryEntry {
                                       reason: text("reason", in: values), detail: text("detail", in: values))
         })
     }
+}
+
+/// A daemon's records routed in a batch are written to the spool when it commits.
+extension RouterMemory: StateBatchMember {
+    func commitBatch() throws { flushSpool() }
 }
