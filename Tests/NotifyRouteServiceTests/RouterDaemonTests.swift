@@ -53,16 +53,7 @@ struct RouterDaemonTests {
                                           registry: registry, store: store)
         })
         let socket = directory + "/socket"
-        let ready = AsyncStream.makeStream(of: Void.self)
-        var options = RouterDaemon.Options()
-        options.onReady = { ready.continuation.yield() }
-        let daemon = RouterDaemon(
-            listener: .path(socket), host: host,
-            rendering: .init(exitCode: { $0.summary == .delivered ? 0 : 1 }, text: { $0.summary.rawValue }, problems: { _ in [] }),
-            options: options, logger: Logger(label: "test"))
-        let group = ServiceGroup(services: [daemon], logger: Logger(label: "test"))
-        async let running: Void = group.run()
-        for await _ in ready.stream { break }
+        let (group, running) = await startDaemon(host, at: socket)
 
         let count = 300
         let fd = try connect(socket)
@@ -88,7 +79,7 @@ struct RouterDaemonTests {
         await writer.value
         #expect(recorder.deliveries.map(\.event.title) == (0..<count).map { "event \($0)" })
         await group.triggerGracefulShutdown()
-        try await running
+        try await running.value
     }
 
     /// The greeting, written by the connection's event loop, says what the router in use
@@ -105,16 +96,7 @@ struct RouterDaemonTests {
             return try NotificationRouter(configuration: try RouterConfiguration.load(yaml: yaml, file: "g.yaml", registry: registry), registry: registry)
         })
         let socket = directory + "/socket"
-        let ready = AsyncStream.makeStream(of: Void.self)
-        var options = RouterDaemon.Options()
-        options.onReady = { ready.continuation.yield() }
-        let daemon = RouterDaemon(
-            listener: .path(socket), host: host,
-            rendering: .init(exitCode: { $0.summary == .delivered ? 0 : 1 }, text: { $0.summary.rawValue }, problems: { _ in [] }),
-            options: options, logger: Logger(label: "test"))
-        let group = ServiceGroup(services: [daemon], logger: Logger(label: "test"))
-        async let running: Void = group.run()
-        for await _ in ready.stream { break }
+        let (group, running) = await startDaemon(host, at: socket)
 
         let first = try connect(socket)
         defer { close(first) }
@@ -143,7 +125,22 @@ struct RouterDaemonTests {
         let sent = try JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(try #require(sentLine).utf8))
         #expect(sent.id == 2 && sent.exit == 0, "\(sent)")
         await group.triggerGracefulShutdown()
-        try await running
+        try await running.value
+    }
+
+    /// A daemon on `socket` in a `ServiceGroup` of its own, once it listens.
+    private func startDaemon(_ host: RouterHost, at socket: String) async -> (ServiceGroup, Task<Void, any Error>) {
+        let ready = AsyncStream.makeStream(of: Void.self)
+        var options = RouterDaemon.Options()
+        options.onReady = { ready.continuation.yield() }
+        let daemon = RouterDaemon(
+            listener: .path(socket), host: host,
+            rendering: .init(exitCode: { $0.summary == .delivered ? 0 : 1 }, text: { $0.summary.rawValue }, problems: { _ in [] }),
+            options: options, logger: Logger(label: "test"))
+        let group = ServiceGroup(services: [daemon], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        for await _ in ready.stream { break }
+        return (group, running)
     }
 
     private func connect(_ path: String) throws -> Int32 {

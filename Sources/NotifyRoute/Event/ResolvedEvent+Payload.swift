@@ -46,6 +46,18 @@ extension ResolvedEvent {
 extension ResolvedEvent.Payload {
     /// The bytes of its `Encodable` form through `JSONEncoder` with sorted keys.
     package func write(into writer: inout JSONWriter) {
+        Self.write(
+            into: &writer, title: title, body: body, level: level, timeout: timeout, app: app, source: source, tags: tags,
+            dedupKey: dedupKey, replaceKey: replaceKey, icon: icon, category: category, actions: actions, fields: fields,
+            messageID: messageID, progress: progress)
+    }
+
+    /// The payload's keys, spelled once for a payload and for an event written as one.
+    fileprivate static func write(
+        into writer: inout JSONWriter, title: String, body: String?, level: String, timeout: String, app: String, source: String?,
+        tags: [String], dedupKey: String, replaceKey: String?, icon: String?, category: String?, actions: [NotificationAction],
+        fields: [String: String], messageID: String?, progress: Int?
+    ) {
         writer.object { writer in
             writer.key("actions")
             writer.array { writer in
@@ -78,30 +90,9 @@ extension ResolvedEvent {
     /// What ``Payload/write(into:)`` writes of `Payload(self)`, without the payload made
     /// first (its copies, its sorted tags): the history writes one per event.
     package func writePayload(into writer: inout JSONWriter) {
-        writer.object { writer in
-            writer.key("actions")
-            writer.array { writer in
-                for action in actions {
-                    writer.object { writer in
-                        writer.member("id", action.id)
-                        writer.member("label", action.label)
-                    }
-                }
-            }
-            writer.member("app", app)
-            writer.member("body", body)
-            writer.member("category", category)
-            writer.member("dedup_key", dedupKey)
-            writer.member("fields", object: fields)
-            writer.member("icon", icon)
-            writer.member("level", level.rawValue)
-            writer.member("message_id", messageID)
-            writer.member("progress", progress)
-            writer.member("replace_key", replaceKey)
-            writer.member("source", source)
-            writer.member("tags", strings: tags.count > 1 ? tags.sorted() : Array(tags))
-            writer.member("timeout", timeout.description)
-            writer.member("title", title)
-        }
+        Payload.write(
+            into: &writer, title: title, body: body, level: level.rawValue, timeout: timeout.description, app: app, source: source,
+            tags: tags.count > 1 ? tags.sorted() : Array(tags), dedupKey: dedupKey, replaceKey: replaceKey, icon: icon,
+            category: category, actions: actions, fields: fields, messageID: messageID, progress: progress)
     }
 }
