@@ -16,14 +16,22 @@ public final class DaemonClient {
 
     public let path: String
     private let acceptingAnyOwner: Bool
-    private let fd: Int32
+    private var fd: Int32 = -1
     private var buffer: [UInt8] = []
     private var nextID = 1
+    /// The request sent with a version-2 hello, until its answer is read.
+    private var first: First?
     /// From the daemon's hello: how long an answer may take before the daemon counts as hung.
     public private(set) var answerLimit: Duration = .seconds(10)
     public private(set) var daemonPID: Int32?
     /// The config file the daemon routes with, from its greeting.
     public private(set) var daemonConfig: String?
+
+    private struct First {
+        var line: [UInt8]
+        /// Sent with the hello; else still to send (a daemon of version 1 greeted).
+        var sent: Bool
+    }
 
     /// Why the daemon could not be used; the caller then routes locally.
     public struct Unavailable: Error, CustomStringConvertible, Sendable {
@@ -32,6 +40,8 @@ public final class DaemonClient {
         public var isAbsent = false
         /// The daemon answered, and refuses this client (its uid is not allowed).
         public var isRefusal = false
+        /// A daemon of protocol version 1 refused a version-2 hello.
+        var isOldVersion = false
     }
 
     /// The socket path: `explicit` (`--socket`), else `NOTIFY_ROUTE_SOCKET`, else `socket`
@@ -57,28 +67,71 @@ public final class DaemonClient {
     /// `acceptingAnyOwner`: hand events to a daemon of another user (a socket the caller
     /// named, of a daemon whose `serve.allow` lets this user in); otherwise only a daemon
     /// of this user or root is used.
-    public init(path: String, acceptingAnyOwner: Bool = false) throws(Unavailable) {
+    ///
+    /// `first`: a request sent with the hello, in the same write (protocol version 2),
+    /// whose answer ``answerToFirst(within:)`` reads: a round trip less than a greeting
+    /// awaited before the request. A daemon that greets late does not route it (the
+    /// client has given up by then); a daemon of version 1 gets it after its greeting.
+    /// `config`: the config file (an absolute path) the request must be routed with; a
+    /// daemon that routes with another does not route it.
+    public init(
+        path: String, acceptingAnyOwner: Bool = false, first: (() -> DaemonProtocol.Request)? = nil, config: String? = nil
+    ) throws(Unavailable) {
         self.path = path
         self.acceptingAnyOwner = acceptingAnyOwner
+        if let first {
+            do throws(Unavailable) {
+                // Made once connected: without a daemon, a send does not pay for its request.
+                try greet(config: config) {
+                    var request = first()
+                    request.id = self.nextID
+                    self.nextID += 1
+                    return request.jsonValue.line
+                }
+                return
+            } catch where error.isOldVersion {
+                // A daemon from before version 2 (one not restarted since an upgrade).
+                self.first?.sent = false
+            }
+        }
+        try greet(sending: nil)
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
+
+    /// Opens a connection and reads the greeting, with the request `sending` makes sent
+    /// along with a version-2 hello (kept in ``first``).
+    private func greet(config: String? = nil, sending: (() -> [UInt8])?) throws(Unavailable) {
+        buffer = []
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw Unavailable(description: "socket: \(String(cString: strerror(errno)))") }
         do throws(Unavailable) {
             try connect()
             try checkPeer()
+            let request = sending?()
+            if let request { first = First(line: request, sent: true) }
+            // The give-up time, also the greeting's deadline in the version-2 hello: a greeting
+            // the daemon wrote before it is read (``readLine(until:)`` looks before it gives up).
+            let greetBy = DaemonProtocol.monotonicMicroseconds() + Int64(DurationParser.milliseconds(Self.helloLimit)) * 1_000
             do throws(Unavailable) {
-                try send(DaemonProtocol.helloLine)
+                try send(request.map { DaemonProtocol.pipeliningHelloLine(greetBy: greetBy, config: config) + $0 } ?? DaemonProtocol.helloLine)
             } catch {
                 // A daemon that refuses a peer answers at once and hangs up, maybe before
                 // the greeting is written: its answer is still there to read.
-                guard let line = try? readLine(until: .now + Self.helloLimit),
+                guard let line = try? readLine(until: greetBy),
                       let refusal = try? DaemonProtocol.Answer(line: line), let reason = refusal.error
                 else { throw error }
                 throw Unavailable(description: "\(path) refused this client: \(reason)", isRefusal: true)
             }
-            let line = try readLine(until: .now + Self.helloLimit)
-            guard let hello = try? DaemonProtocol.Hello(line: line), hello.hello == DaemonProtocol.name, hello.version == DaemonProtocol.version
+            let line = try readLine(until: greetBy)
+            let version = request == nil ? DaemonProtocol.version : DaemonProtocol.pipeliningVersion
+            guard let hello = try? DaemonProtocol.Hello(line: line), hello.hello == DaemonProtocol.name, hello.version == version
             else {
                 if let refusal = try? DaemonProtocol.Answer(line: line), let error = refusal.error {
+                    // Version 1's daemon refuses version 2 as a usage error (64); a refused peer is 69.
+                    if request != nil, refusal.exit == 64, error.hasPrefix("protocol version") {
+                        throw Unavailable(description: error, isOldVersion: true)
+                    }
                     throw Unavailable(description: "\(path) refused this client: \(error)", isRefusal: true)
                 }
                 throw Unavailable(description: "\(path) answered the greeting with \(String(decoding: line.prefix(200), as: UTF8.self))")
@@ -88,21 +141,47 @@ public final class DaemonClient {
             if let limit = hello.answerWithinMS { answerLimit = .milliseconds(limit) + Self.helloLimit }
         } catch {
             close(fd)
+            fd = -1
             throw error
         }
     }
 
-    deinit { close(fd) }
+    /// Whether a request given to ``init(path:acceptingAnyOwner:first:)`` waits for ``answerToFirst(within:)``.
+    public var hasFirst: Bool { first != nil }
+
+    /// The answer to the request given to ``init(path:acceptingAnyOwner:first:)``; sent
+    /// again when the daemon did not take it with the greeting, or after a version-1 greeting.
+    public func answerToFirst(within limit: Duration? = nil) throws(Unavailable) -> DaemonProtocol.Answer {
+        guard let first else { throw Unavailable(description: "no request was sent with the greeting") }
+        self.first = nil
+        if !first.sent { try send(first.line) }
+        let answer = try readAnswer(within: limit)
+        guard first.sent, answer.resend == true else { return answer }
+        try send(first.line)
+        return try readAnswer(within: limit)
+    }
 
     /// Sends one request and reads its answer. A daemon that hangs up or does not answer
     /// within its own limit throws ``Unavailable``: whether the event was routed is then
     /// unknown, and the caller routes it locally (dedup makes a repeat a duplicate).
     public func request(_ build: (inout DaemonProtocol.Request) -> Void, kind: DaemonProtocol.Kind, within limit: Duration? = nil) throws(Unavailable) -> DaemonProtocol.Answer {
-        var request = DaemonProtocol.Request(kind: kind, id: nextID)
-        nextID += 1
+        var request = DaemonProtocol.Request(kind: kind)
         build(&request)
+        return try self.request(request, within: limit)
+    }
+
+    /// ``request(_:kind:within:)`` for a request already made; its id is set here.
+    public func request(_ request: DaemonProtocol.Request, within limit: Duration? = nil) throws(Unavailable) -> DaemonProtocol.Answer {
+        var request = request
+        request.id = nextID
+        nextID += 1
         try send(request.jsonValue.line)
-        let line = try readLine(until: limit.map { ContinuousClock.now + $0 } ?? ContinuousClock.now + .seconds(365 * 86_400))
+        return try readAnswer(within: limit)
+    }
+
+    private func readAnswer(within limit: Duration?) throws(Unavailable) -> DaemonProtocol.Answer {
+        let deadline = limit.map { DaemonProtocol.monotonicMicroseconds() + Int64(DurationParser.milliseconds($0)) * 1_000 } ?? .max
+        let line = try readLine(until: deadline)
         guard let answer = try? DaemonProtocol.Answer(line: line) else {
             throw Unavailable(description: "\(path) answered with \(String(decoding: line.prefix(200), as: UTF8.self))")
         }
@@ -153,21 +232,27 @@ public final class DaemonClient {
 
     private func send(_ bytes: [UInt8]) throws(Unavailable) {
         var offset = 0
-        let deadline = ContinuousClock.now + Self.helloLimit
+        let deadline = DaemonProtocol.monotonicMicroseconds() + Int64(DurationParser.milliseconds(Self.helloLimit)) * 1_000
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if written > 0 {
                 offset += written
             } else if errno == EAGAIN || errno == EINTR {
-                try wait(for: Int16(POLLOUT), until: deadline)
+                if DaemonProtocol.monotonicMicroseconds() >= deadline { throw Unavailable(description: "the daemon at \(path) did not answer in time") }
+                wait(for: Int16(POLLOUT), until: deadline)
             } else {
                 throw Unavailable(description: "\(path): \(String(cString: strerror(errno)))")
             }
         }
     }
 
-    private func readLine(until deadline: ContinuousClock.Instant) throws(Unavailable) -> [UInt8] {
+    /// The next line, read until `deadline` (`CLOCK_MONOTONIC`, microseconds). The clock is
+    /// read before each attempt to read, and the client gives up only when an attempt that
+    /// began at the deadline or later found nothing: what the daemon wrote before the
+    /// deadline is always read (the version-2 hello's promise, ``DaemonProtocol/Hello/greetBy``).
+    private func readLine(until deadline: Int64) throws(Unavailable) -> [UInt8] {
         while true {
+            let late = DaemonProtocol.monotonicMicroseconds() >= deadline
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = Array(buffer[..<newline])
                 buffer.removeSubrange(...newline)
@@ -186,18 +271,21 @@ public final class DaemonClient {
             } else if count == 0 {
                 throw Unavailable(description: "the daemon at \(path) hung up before it answered")
             } else if failure == EAGAIN || failure == EINTR {
-                try wait(for: Int16(POLLIN), until: deadline)
+                if late { throw Unavailable(description: "the daemon at \(path) did not answer in time") }
+                wait(for: Int16(POLLIN), until: deadline)
             } else {
                 throw Unavailable(description: "\(path): \(String(cString: strerror(failure)))")
             }
         }
     }
 
-    private func wait(for events: Int16, until deadline: ContinuousClock.Instant) throws(Unavailable) {
-        let left = deadline - .now
-        guard left > .zero else { throw Unavailable(description: "the daemon at \(path) did not answer in time") }
+    /// Waits for `events` until `deadline` at most; the caller looks at the clock (and the socket) again.
+    private func wait(for events: Int16, until deadline: Int64) {
+        let left = deadline == .max ? nil : deadline - DaemonProtocol.monotonicMicroseconds()
+        if let left, left <= 0 { return }
         var entry = pollfd(fd: fd, events: events, revents: 0)
-        let milliseconds = left > .seconds(86_400) ? -1 : Int32(max(1, DurationParser.milliseconds(left)))
+        // Rounded up: poll's milliseconds must not wake it before the deadline.
+        let milliseconds = left.map { $0 > 86_400_000_000 ? -1 : Int32(($0 + 999) / 1_000) } ?? -1
         _ = poll(&entry, 1, milliseconds)
     }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import NotifyRoute
 
 /// The client's reading and writing of protocol lines without Foundation's JSON coders,
@@ -8,6 +9,38 @@ import NotifyRoute
 extension DaemonProtocol {
     /// Our greeting, as `encodeLine(Hello())` writes it.
     public static let helloLine = Array(#"{"hello":"notify-route","version":1}"#.utf8) + [UInt8(ascii: "\n")]
+
+    /// A version-2 hello, as `encodeLine(Hello(version: 2, config:, greetBy:))` writes it.
+    public static func pipeliningHelloLine(greetBy: Int64, config: String? = nil) -> [UInt8] {
+        var line: [UInt8] = [UInt8(ascii: "{")]
+        if let config {
+            line += Array(#""config":"#.utf8)
+            JSONWriter.string(config, into: &line)
+            line.append(UInt8(ascii: ","))
+        }
+        return line + Array(#""greet_by":"#.utf8) + Array(String(greetBy).utf8)
+            + Array(#","hello":"notify-route","version":2}"#.utf8) + [UInt8(ascii: "\n")]
+    }
+
+    /// A file as the kernel knows it (device and inode): the same config however it is named.
+    public struct FileIdentity: Hashable, Sendable {
+        public var device: UInt64
+        public var inode: UInt64
+
+        public init?(path: String) {
+            var status = stat()
+            guard stat(path, &status) == 0 else { return nil }
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+        }
+    }
+
+    /// `CLOCK_MONOTONIC` in microseconds: the clock of ``Hello/greetBy`` on both sides.
+    public static func monotonicMicroseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
+    }
 
     /// A line that does not read as the type asked for (what `JSONDecoder` would refuse).
     public struct ReadError: Error, Sendable {}
@@ -30,6 +63,7 @@ extension DaemonProtocol.Hello {
         self.init(version: version, pid: try entries.integer("pid", Int32.self),
                   answerWithinMS: try entries.integer("answer_within_ms", Int.self), config: try entries.optional("config", \.string))
         self.hello = hello
+        greetBy = try entries.integer("greet_by", Int64.self)
     }
 }
 
@@ -51,6 +85,9 @@ extension DaemonProtocol.Answer {
         }
         interaction = try entries.optional("interaction", \.string)
         error = try entries.optional("error", \.string)
+        resend = try entries.optional("resend") { value -> Bool? in
+            if case .bool(let flag) = value { flag } else { nil }
+        }
         status = entries["status"].flatMap { $0 == .null ? nil : $0 }
     }
 }

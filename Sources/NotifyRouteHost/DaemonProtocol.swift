@@ -15,9 +15,17 @@ import NotifyRoute
 /// → {"id":1,"request":"send","event":{"title":"Disk full","level":"warning"}}
 /// ← {"exit":0,"id":1,"problems":[],"report":{...},"text":"delivered: ..."}
 /// ```
+///
+/// Version 2 lets a client send its first request with its hello, a round trip less,
+/// and still give up on a daemon that does not greet in time without the event being
+/// routed twice: the hello says by when (``Hello/greetBy``) the greeting must be written.
 public enum DaemonProtocol {
     public static let name = "notify-route"
     public static let version = 1
+    /// The hello whose first request may come before the greeting (``Hello/greetBy``).
+    public static let pipeliningVersion = 2
+    /// The versions a daemon speaks; it greets in the version it was greeted in.
+    public static let versions = version...pipeliningVersion
     /// The longest request line read; longer lines are answered with an error and the
     /// connection is closed (a stream cannot be resynchronised mid-line).
     public static let maximumLineBytes = 1 << 20
@@ -140,16 +148,27 @@ public enum DaemonProtocol {
         /// deadline, for a failover after a failure), past which a client takes it as hung.
         public var answerWithinMS: Int?
         /// The daemon's: the config file it routes with (`<embedded>` for the built-in one).
+        /// A version-2 client's: the config file its first request must be routed with
+        /// (an absolute path); a daemon routing with another does not route that request.
         public var config: String?
+        /// A version-2 client's: its `CLOCK_MONOTONIC` time in microseconds past which it no
+        /// longer waits for the greeting and routes the event itself. The daemon routes the
+        /// request sent with the hello only if its greeting was written before then (and the
+        /// client shares its clock); otherwise it answers that request with ``Answer/resend``.
+        public var greetBy: Int64?
 
         enum CodingKeys: String, CodingKey {
             case hello, version, pid, config
             case answerWithinMS = "answer_within_ms"
+            case greetBy = "greet_by"
         }
 
-        public init(version: Int = DaemonProtocol.version, pid: Int32? = nil, answerWithinMS: Int? = nil, config: String? = nil) {
+        public init(
+            version: Int = DaemonProtocol.version, pid: Int32? = nil, answerWithinMS: Int? = nil, config: String? = nil, greetBy: Int64? = nil
+        ) {
             self.hello = DaemonProtocol.name
             self.version = version
+            self.greetBy = greetBy
             self.pid = pid
             self.answerWithinMS = answerWithinMS
             self.config = config
@@ -171,13 +190,16 @@ public enum DaemonProtocol {
         /// `wait`: the action id, or `expired`, `dismissed`, `closed`; `null` when no sink reports one.
         public var interaction: String?
         public var error: String?
+        /// Set with ``error`` when a request sent with a version-2 hello was not routed
+        /// because the greeting was late: the client sends it again.
+        public var resend: Bool?
         public var status: JSONValue?
         /// The daemon's: the report already encoded (what ``report`` decodes to), written
         /// into the answer line as is rather than decoded and encoded again.
         package var encodedReport: [UInt8]?
 
         enum CodingKeys: String, CodingKey {
-            case id, exit, report, text, problems, interaction, error, status
+            case id, exit, report, text, problems, interaction, error, resend, status
         }
 
         public init(id: Int? = nil) { self.id = id }
@@ -211,6 +233,7 @@ public enum DaemonProtocol {
             } else if let report {
                 key("report"); line.append(contentsOf: encodeLine(report).dropLast())
             }
+            if let resend { key("resend"); line.append(contentsOf: (resend ? "true" : "false").utf8) }
             if let status { key("status"); line.append(contentsOf: encodeLine(status).dropLast()) }
             if let text { key("text"); JSONWriter.string(text, into: &line) }
             line.append(contentsOf: [UInt8(ascii: "}"), UInt8(ascii: "\n")])

@@ -34,10 +34,14 @@ public actor RouterHost {
     /// server's event loop reads it without waiting for this actor, so a greeting costs a
     /// read and a write rather than two hops between threads.
     public struct Welcome: Sendable {
-        /// The greeting line (``DaemonProtocol/Hello``), newline included.
+        /// The greeting line (``DaemonProtocol/Hello``), newline included, for a version-1 hello.
         public var greeting: [UInt8]
+        /// The same for a version-2 hello (``DaemonProtocol/pipeliningVersion``).
+        public var pipeliningGreeting: [UInt8]
         /// The config's `serve` settings (who besides the daemon's user may connect).
         public var serve: ServeSettings
+        /// The config file routed with; `nil` for the embedded config.
+        public var configFile: DaemonProtocol.FileIdentity?
     }
 
     /// The ``Welcome`` of the router in use; it changes on reload.
@@ -72,9 +76,14 @@ public actor RouterHost {
     }
 
     private static func welcome(for router: NotificationRouter) -> Welcome {
-        let greeting = DaemonProtocol.encodeLine(DaemonProtocol.Hello(
-            pid: getpid(), answerWithinMS: answerWithinMS(router.configuration), config: router.configuration.origin))
-        return Welcome(greeting: greeting, serve: router.configuration.serve)
+        func greeting(_ version: Int) -> [UInt8] {
+            DaemonProtocol.encodeLine(DaemonProtocol.Hello(
+                version: version, pid: getpid(), answerWithinMS: answerWithinMS(router.configuration), config: router.configuration.origin))
+        }
+        return Welcome(
+            greeting: greeting(DaemonProtocol.version), pipeliningGreeting: greeting(DaemonProtocol.pipeliningVersion),
+            serve: router.configuration.serve,
+            configFile: router.configuration.origin == ConfigSource.embeddedOrigin ? nil : DaemonProtocol.FileIdentity(path: router.configuration.origin))
     }
 
     /// Loads the config again; on an error the old router stays and the error is thrown.

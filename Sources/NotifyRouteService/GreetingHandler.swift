@@ -1,3 +1,4 @@
+import Glibc
 import NIOCore
 import NotifyRouteHost
 
@@ -5,31 +6,100 @@ import NotifyRouteHost
 /// connection's task: the greeting is then a read and a write, with no hop to the
 /// router's threads and back (most of a `send`'s first round trip). A connection whose
 /// peer is refused gets no such handler; its task answers with the refusal.
+///
+/// A version-2 hello may come with its first request (``DaemonProtocol/Hello/greetBy``).
+/// That request goes on to the task only if the greeting was written before the client's
+/// `greet_by`, read on the same clock after the write completed (a client that gave up by
+/// then found no greeting to read, routed the event itself, and must not see it twice), and
+/// only with the config the client named, if it named one.
 final class GreetingHandler: ChannelInboundHandler {
     typealias InboundIn = LineFrame
     typealias InboundOut = LineFrame
     typealias OutboundOut = ByteBuffer
 
-    private let welcome: @Sendable () -> RouterHost.Welcome
-    private var greeted = false
+    private enum State {
+        case awaitingHello
+        /// A version-2 greeting is being written; what arrives meanwhile waits in ``held``.
+        case writingGreeting
+        /// The greeting is written; whether the first request it came with is routed.
+        case firstRequest(inTime: Bool)
+        case passing
+    }
 
-    init(welcome: @escaping @Sendable () -> RouterHost.Welcome) {
+    private let welcome: @Sendable () -> RouterHost.Welcome
+    private let peerPID: Int32
+    private var state = State.awaitingHello
+    private var held: [NIOAny] = []
+
+    init(peerPID: Int32, welcome: @escaping @Sendable () -> RouterHost.Welcome) {
+        self.peerPID = peerPID
         self.welcome = welcome
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !greeted, case .line(let line) = unwrapInboundIn(data), !Self.isBlank(line) else {
+        switch state {
+        case .passing:
             context.fireChannelRead(data)
-            return
+        case .writingGreeting:
+            held.append(data)
+        case .firstRequest(let inTime):
+            guard case .line(let line) = unwrapInboundIn(data), !Self.isBlank(line) else {
+                context.fireChannelRead(data)
+                return
+            }
+            state = .passing
+            if inTime {
+                context.fireChannelRead(data)
+            } else {
+                let id = (try? DaemonProtocol.decodeObject(line.readableBytesView))?["id"]?.number.flatMap { Int(exactly: $0) }
+                var answer = DaemonProtocol.Answer.failure(
+                    "not routed: the greeting was written after greet_by, the client's clock could not be checked, or the daemon routes with another config; send the request again",
+                    exit: 75, id: id)
+                answer.resend = true
+                context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: answer.line())), promise: nil)
+            }
+        case .awaitingHello:
+            guard case .line(let line) = unwrapInboundIn(data), !Self.isBlank(line) else {
+                context.fireChannelRead(data)
+                return
+            }
+            let hello: DaemonProtocol.Hello
+            switch Self.read(hello: line.readableBytesView) {
+            case .failure(let problem):
+                context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(problem.description, exit: 64)))), promise: nil)
+                return
+            case .success(let read):
+                hello = read
+            }
+            guard hello.version == DaemonProtocol.pipeliningVersion, let greetBy = hello.greetBy else {
+                state = .passing
+                let welcome = welcome()
+                let greeting = hello.version == DaemonProtocol.pipeliningVersion ? welcome.pipeliningGreeting : welcome.greeting
+                context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: greeting)), promise: nil)
+                return
+            }
+            state = .writingGreeting
+            let welcome = welcome()
+            // A client that names its config (`--config`) wants the request routed with that file.
+            let sameConfig = hello.config.map { welcome.configFile != nil && DaemonProtocol.FileIdentity(path: $0) == welcome.configFile } ?? true
+            let written = context.eventLoop.makePromise(of: Void.self)
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: welcome.pipeliningGreeting)), promise: written)
+            // Runs on this loop; at once when the write went out within the call, as it does
+            // on a fresh connection's empty socket buffer.
+            written.futureResult.assumeIsolated().whenComplete { result in
+                let inTime: Bool
+                switch result {
+                case .success: inTime = sameConfig && DaemonProtocol.monotonicMicroseconds() < greetBy && Self.sharesClock(with: self.peerPID)
+                case .failure: inTime = false
+                }
+                self.state = .firstRequest(inTime: inTime)
+                let waiting = self.held
+                self.held = []
+                for data in waiting { self.channelRead(context: context, data: data) }
+                // Outside a read burst, the async channel hands lines on at read-complete only.
+                if !waiting.isEmpty { context.fireChannelReadComplete() }
+            }
         }
-        let answer: [UInt8]
-        if let problem = Self.problem(withHello: line.readableBytesView) {
-            answer = DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(problem, exit: 64))
-        } else {
-            greeted = true
-            answer = welcome().greeting
-        }
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: answer)), promise: nil)
     }
 
     /// Blank lines are skipped before and after the greeting alike.
@@ -37,20 +107,60 @@ final class GreetingHandler: ChannelInboundHandler {
         !line.readableBytesView.contains { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }
     }
 
-    /// What is wrong with a first line that should be our `hello`, or `nil`.
-    static func problem(withHello line: some Collection<UInt8>) -> String? {
+    /// A first line that should be our `hello`, or what is wrong with it.
+    static func read(hello line: some Collection<UInt8>) -> Result<DaemonProtocol.Hello, DaemonProtocol.ProtocolError> {
         let value: JSONValue
         do {
             value = try DaemonProtocol.decodeObject(line)
         } catch {
-            return error.description
+            return .failure(error)
         }
         guard value["hello"]?.string == DaemonProtocol.name else {
-            return "the first line must be {\"hello\":\"\(DaemonProtocol.name)\",\"version\":\(DaemonProtocol.version)}"
+            return .failure(DaemonProtocol.ProtocolError(
+                "the first line must be {\"hello\":\"\(DaemonProtocol.name)\",\"version\":\(DaemonProtocol.version)}"))
         }
-        guard case .number(let version)? = value["version"], Int(version) == DaemonProtocol.version else {
-            return "protocol version \(value["version"].map { "\($0)" } ?? "missing"); this daemon speaks \(DaemonProtocol.version)"
+        guard case .number(let number)? = value["version"], let version = Int(exactly: number), DaemonProtocol.versions.contains(version) else {
+            return .failure(DaemonProtocol.ProtocolError(
+                "protocol version \(value["version"].map { String(decoding: $0.line.dropLast(), as: UTF8.self) } ?? "missing"); this daemon speaks \(DaemonProtocol.versions.map(String.init).joined(separator: " and "))"))
         }
-        return nil
+        var hello = DaemonProtocol.Hello(version: version)
+        switch value["config"] {
+        case nil, .null?: break
+        case .string(let path)?: hello.config = path
+        default: return .failure(DaemonProtocol.ProtocolError("\"config\": expected the path of a config file"))
+        }
+        switch value["greet_by"] {
+        case nil, .null?: break
+        case .number(let time)? where Int64(exactly: time) != nil: hello.greetBy = Int64(exactly: time)
+        default: return .failure(DaemonProtocol.ProtocolError("\"greet_by\": expected an integer (CLOCK_MONOTONIC, microseconds)"))
+        }
+        return .success(hello)
+    }
+
+    /// Whether process `pid` reads the same `CLOCK_MONOTONIC` as this one: a client in
+    /// another time namespace (a container's) has offsets of its own, and its `greet_by`
+    /// means nothing here. Unknown (no such process here, or not ours to look at) is no.
+    static func sharesClock(with pid: Int32) -> Bool {
+        switch ownTimeNamespace {
+        case .none: return true
+        case .unknown: return false
+        case .some(let own): return pid > 0 && namespaceLink("/proc/\(pid)/ns/time") == own
+        }
+    }
+
+    private enum Namespace { case none, unknown, some(String) }
+
+    /// This process's time namespace; `none` on a kernel without them (before 5.6, or
+    /// built without), where every process reads the one clock.
+    private static let ownTimeNamespace: Namespace = {
+        if let link = namespaceLink("/proc/self/ns/time") { return .some(link) }
+        return errno == ENOENT && namespaceLink("/proc/self/ns/mnt") != nil ? .none : .unknown
+    }()
+
+    private static func namespaceLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

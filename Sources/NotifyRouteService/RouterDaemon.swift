@@ -93,7 +93,7 @@ public struct RouterDaemon: Service {
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(LineFrameDecoder(limit: DaemonProtocol.maximumLineBytes)))
                     if let peer, peerPolicy().refusal(for: peer) == nil {
-                        try channel.pipeline.syncOperations.addHandler(GreetingHandler(welcome: { [host] in host.welcome }))
+                        try channel.pipeline.syncOperations.addHandler(GreetingHandler(peerPID: peer.pid, welcome: { [host] in host.welcome }))
                     }
                     let connection = try Connection(wrappingChannelSynchronously: channel)
                     connections.add(channel)

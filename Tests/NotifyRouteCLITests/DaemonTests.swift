@@ -69,6 +69,34 @@ struct DaemonTests {
         }
     }
 
+    /// `--config` goes with the hello: the daemon routes the event only when it routes with
+    /// that file (named any way); with another file the client routes it, and only the client.
+    @Test func sendWithAConfigRoutesThroughTheDaemonOnlyWhenItIsTheDaemons() async throws {
+        try await PrivateJournal.withAccess {
+            let config = try Self.config()
+            let daemon = try DaemonProcess.start(config: config)
+            defer { daemon.stop() }
+            let run = PrivateJournal.newRunID()
+            let link = config.deletingLastPathComponent().appendingPathComponent("same.yaml").path
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: config.path)
+            let other = try Self.config(identifier: "other-config")
+
+            let same = try await Self.run(["send", "--json", "--config", link, "-f", "\(PrivateJournal.runField)=\(run)", "-f", "WHO=same", "Same"], daemon)
+            #expect(try Self.json(same.standardOutput)["via"] as? String == "daemon", "\(same.standardError)")
+            let different = try await Self.run(
+                ["send", "--json", "--config", other.path, "-f", "\(PrivateJournal.runField)=\(run)", "-f", "WHO=other", "Other"], daemon)
+            #expect(different.status == 0, "\(different.standardError)")
+            #expect(try Self.json(different.standardOutput)["via"] as? String == "local")
+
+            try await Task.sleep(for: .milliseconds(300))
+            let entries = try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"], count: 2)
+            #expect(entries.filter { $0["WHO"] == "same" }.map { $0["_PID"] } == [String(daemon.pid)])
+            let routedHere = entries.filter { $0["WHO"] == "other" }
+            #expect(routedHere.count == 1 && routedHere.first?["_PID"] != String(daemon.pid), "\(routedHere)")
+            #expect(routedHere.first?["SYSLOG_IDENTIFIER"] == "other-config")
+        }
+    }
+
     @Test func theSameExitCodesAndMessagesEitherWay() async throws {
         let config = try Self.config()
         let daemon = try DaemonProcess.start(config: config)
@@ -198,6 +226,34 @@ struct DaemonTests {
         #expect(handed.standardError.contains("did not answer in time"), "\(handed.standardError)")
         // The greeting's limit is 100 ms; the rest is the noise of a loaded test machine.
         #expect(handed.duration - local.duration < .milliseconds(400), "\(handed.duration) vs \(local.duration)")
+    }
+
+    /// A send's request goes with its hello. A daemon stopped past the greeting's limit must
+    /// not route that request once it runs again (its greeting is late, or finds the client
+    /// gone): the client has routed the event itself. RouterDaemonTests checks the late
+    /// greeting alone, with a client that stays.
+    @Test func aRequestSentWithTheHelloToAHungDaemonIsRoutedOnce() async throws {
+        try await PrivateJournal.withAccess {
+            let daemon = try DaemonProcess.start(config: try Self.config())
+            defer { daemon.stop() }
+            let run = PrivateJournal.newRunID()
+            daemon.signal(SIGSTOP)
+            let handed = try await Self.run(["send", "--json", "-f", "\(PrivateJournal.runField)=\(run)", "-f", "WHO=stopped", "Hung"], daemon)
+            daemon.signal(SIGCONT)
+            #expect(handed.status == 0, "\(handed.standardError)")
+            #expect(try Self.json(handed.standardOutput)["via"] as? String == "local")
+            #expect(handed.standardError.contains("did not answer in time"), "\(handed.standardError)")
+            // The daemon, running again, reads that connection's hello and request; a send after
+            // it is routed by the daemon and marks the end of what it does with the first.
+            let after = try await Self.run(["send", "--json", "-f", "\(PrivateJournal.runField)=\(run)", "-f", "WHO=resumed", "Resumed"], daemon)
+            #expect(try Self.json(after.standardOutput)["via"] as? String == "daemon", "\(after.standardError)")
+            try await Task.sleep(for: .milliseconds(300))
+            let entries = try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"], count: 2)
+            let hung = entries.filter { $0["WHO"] == "stopped" }
+            #expect(hung.count == 1, "the event of the stopped daemon's client was written \(hung.count) times")
+            #expect(hung.first?["_PID"] != String(daemon.pid))
+            #expect(entries.filter { $0["WHO"] == "resumed" }.first?["_PID"] == String(daemon.pid))
+        }
     }
 
     @Test func aDaemonKilledMidStreamLosesNoEvent() async throws {

@@ -128,6 +128,172 @@ struct RouterDaemonTests {
         try await running.value
     }
 
+    /// A version-2 hello's first request is routed when the greeting is written before the
+    /// client's `greet_by`; a late one is answered `resend` and not routed, and routes when
+    /// sent again. Without `greet_by` the request is routed as after a version-1 hello.
+    @Test func aRequestSentWithTheHelloIsRoutedOnlyIfTheGreetingWasInTime() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("router-daemon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        mkdir(directory, 0o700)
+        defer { _ = try? FileManager.default.removeItem(atPath: directory) }
+        let recorder = RecordingSink()
+        let yaml = "sinks: { r: { kind: recording } }\nroutes: [ { match: {}, to: [r] } ]\n"
+        let configPath = directory + "/p.yaml"
+        try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
+        let host = try RouterHost(load: {
+            let registry = try SinkRegistry([SinkPlugin(kind: "recording", summary: "records", options: []) { _ in recorder }])
+            return try NotificationRouter(configuration: try RouterConfiguration.load(yaml: yaml, file: configPath, registry: registry), registry: registry)
+        })
+        let socket = directory + "/socket"
+        let (group, running) = await startDaemon(host, at: socket)
+        func send(_ title: String) -> [UInt8] { Array(#"{"id":1,"request":"send","event":{"title":"\#(title)"}}"#.utf8) + [10] }
+
+        let inTime = try connect(socket)
+        defer { close(inTime) }
+        writeAll(inTime, DaemonProtocol.pipeliningHelloLine(greetBy: DaemonProtocol.monotonicMicroseconds() + 10_000_000) + send("in time"))
+        var inTimeLines = LineReading(fd: inTime)
+        let greetingLine = inTimeLines.next()
+        let greeting = try DaemonProtocol.Hello(line: Array(try #require(greetingLine).utf8))
+        #expect(greeting.version == 2 && greeting.config == configPath && greeting.pid == getpid())
+        let routedLine = inTimeLines.next()
+        let routed = try DaemonProtocol.Answer(line: Array(try #require(routedLine).utf8))
+        #expect(routed.id == 1 && routed.exit == 0 && routed.resend == nil, "\(routed)")
+        #expect(recorder.deliveries.map(\.event.title) == ["in time"])
+
+        let late = try connect(socket)
+        defer { close(late) }
+        writeAll(late, DaemonProtocol.pipeliningHelloLine(greetBy: DaemonProtocol.monotonicMicroseconds() - 1) + send("late"))
+        var lateLines = LineReading(fd: late)
+        let lateGreeting = lateLines.next()
+        #expect(try DaemonProtocol.Hello(line: Array(try #require(lateGreeting).utf8)).version == 2)
+        let refusedLine = lateLines.next()
+        let refused = try DaemonProtocol.Answer(line: Array(try #require(refusedLine).utf8))
+        #expect(refused.id == 1 && refused.exit == 75 && refused.resend == true && refused.error?.contains("greet_by") == true, "\(refused)")
+        #expect(recorder.deliveries.map(\.event.title) == ["in time"], "the late request was routed")
+        writeAll(late, send("late, sent again"))
+        let againLine = lateLines.next()
+        let again = try DaemonProtocol.Answer(line: Array(try #require(againLine).utf8))
+        #expect(again.id == 1 && again.exit == 0, "\(again)")
+        #expect(recorder.deliveries.map(\.event.title) == ["in time", "late, sent again"])
+
+        // A client that names its config: routed with that file (however named), not with another.
+        let sameConfig = try connect(socket)
+        defer { close(sameConfig) }
+        let link = directory + "/link.yaml"
+        try #require(symlink(configPath, link) == 0)
+        writeAll(sameConfig, DaemonProtocol.pipeliningHelloLine(greetBy: DaemonProtocol.monotonicMicroseconds() + 10_000_000, config: link) + send("same config"))
+        var sameConfigLines = LineReading(fd: sameConfig)
+        _ = sameConfigLines.next()
+        let sameConfigLine = sameConfigLines.next()
+        #expect(try DaemonProtocol.Answer(line: Array(try #require(sameConfigLine).utf8)).exit == 0)
+        #expect(recorder.deliveries.map(\.event.title).last == "same config")
+        let otherConfig = try connect(socket)
+        defer { close(otherConfig) }
+        let other = directory + "/other.yaml"
+        try yaml.write(toFile: other, atomically: true, encoding: .utf8)
+        writeAll(otherConfig, DaemonProtocol.pipeliningHelloLine(greetBy: DaemonProtocol.monotonicMicroseconds() + 10_000_000, config: other) + send("other config"))
+        var otherConfigLines = LineReading(fd: otherConfig)
+        _ = otherConfigLines.next()
+        let otherConfigLine = otherConfigLines.next()
+        #expect(try DaemonProtocol.Answer(line: Array(try #require(otherConfigLine).utf8)).resend == true)
+        #expect(recorder.deliveries.map(\.event.title).last == "same config", "routed with another config than the client's")
+
+        let untimed = try connect(socket)
+        defer { close(untimed) }
+        writeAll(untimed, Array(#"{"hello":"notify-route","version":2}"#.utf8) + [10] + send("no greet_by"))
+        var untimedLines = LineReading(fd: untimed)
+        _ = untimedLines.next()
+        let untimedLine = untimedLines.next()
+        #expect(try DaemonProtocol.Answer(line: Array(try #require(untimedLine).utf8)).exit == 0)
+        #expect(recorder.deliveries.map(\.event.title).last == "no greet_by")
+
+        let future = try connect(socket)
+        defer { close(future) }
+        writeAll(future, Array(#"{"hello":"notify-route","version":3}"#.utf8) + [10])
+        var futureLines = LineReading(fd: future)
+        let futureLine = futureLines.next()
+        let unknown = try DaemonProtocol.Answer(line: Array(try #require(futureLine).utf8))
+        #expect(unknown.exit == 64 && unknown.error == "protocol version 3; this daemon speaks 1 and 2", "\(unknown)")
+
+        // The CLI's client: one write for the hello and the send, the answer read after the greeting.
+        let client = try DaemonClient(path: socket, first: {
+            var request = DaemonProtocol.Request(kind: .send)
+            request.event = .object(["title": .string("from the client")])
+            return request
+        })
+        #expect(client.hasFirst)
+        let answer = try client.answerToFirst(within: .seconds(5))
+        #expect(answer.exit == 0 && !client.hasFirst, "\(answer)")
+        #expect(recorder.deliveries.map(\.event.title).last == "from the client")
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    /// A daemon of protocol version 1 (not restarted since an upgrade) refuses the version-2
+    /// hello; the client greets it again in version 1 and sends its request after the greeting.
+    /// The peer here answers as version 1's daemon did, line for line.
+    @Test func theClientFallsBackToVersionOneForAnOlderDaemon() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("router-daemon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        mkdir(directory, 0o700)
+        defer { _ = try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/socket"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(bound == 0 && listen(listener, 4) == 0)
+        let olderDaemon = Task.detached { () -> [String] in
+            var seen: [String] = []
+            // The first connection: version 2 refused, and its request refused as not a hello.
+            let first = accept(listener, nil, nil)
+            var firstLines = LineReading(fd: first)
+            for _ in 0..<2 {
+                guard let line = firstLines.next() else { break }
+                seen.append(line)
+                // The client may have hung up after the first: no SIGPIPE for this process.
+                let refusal = Array(#"{"error":"protocol version 2; this daemon speaks 1","exit":64}"#.utf8) + [10]
+                _ = refusal.withUnsafeBytes { Glibc.send(first, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+            close(first)
+            let second = accept(listener, nil, nil)
+            var secondLines = LineReading(fd: second)
+            if let hello = secondLines.next() {
+                seen.append(hello)
+                writeAll(second, Array(#"{"answer_within_ms":5000,"config":"<embedded>","hello":"notify-route","pid":1,"version":1}"#.utf8) + [10])
+            }
+            if let request = secondLines.next() {
+                seen.append(request)
+                writeAll(second, Array(#"{"exit":0,"id":1,"problems":[]}"#.utf8) + [10])
+            }
+            close(second)
+            return seen
+        }
+        let client = try DaemonClient(path: path, first: {
+            var request = DaemonProtocol.Request(kind: .send)
+            request.event = .object(["title": .string("to an older daemon")])
+            return request
+        })
+        let answer = try client.answerToFirst(within: .seconds(5))
+        #expect(answer.exit == 0 && answer.id == 1)
+        let seen = await olderDaemon.value
+        #expect(seen.count == 4, "\(seen)")
+        #expect(seen.first?.contains(#""version":2"#) == true && seen.dropFirst().first?.contains("to an older daemon") == true)
+        #expect(seen.dropFirst(2).first == #"{"hello":"notify-route","version":1}"#)
+        #expect(seen.last?.contains("to an older daemon") == true && seen.last?.contains(#""id":1"#) == true)
+    }
+
+    /// The clock check of a version-2 hello: this process shares its own clock; a pid that
+    /// names no process does not.
+    @Test func onlyAPeerOnTheSameClockIsTrustedWithGreetBy() {
+        #expect(GreetingHandler.sharesClock(with: getpid()))
+        #expect(!GreetingHandler.sharesClock(with: 0) || !FileManager.default.fileExists(atPath: "/proc/self/ns/time"))
+    }
+
     /// A daemon on `socket` in a `ServiceGroup` of its own, once it listens.
     private func startDaemon(_ host: RouterHost, at socket: String) async -> (ServiceGroup, Task<Void, any Error>) {
         let ready = AsyncStream.makeStream(of: Void.self)

@@ -23,10 +23,17 @@ struct DaemonHandOff {
     /// than the daemon's (the event must go through the config asked for).
     /// A daemon that refuses this client (`serve.allow` does not name its user) is an error,
     /// exit 69: the socket was the way the events were meant to go.
-    static func connect(socket: String?, config: String?, verbose: Bool) throws -> DaemonHandOff? {
+    ///
+    /// `first`: a request sent with the greeting (a round trip less), whose answer
+    /// ``send(_:sinks:dryRun:json:wait:)`` then reads. With `--config`, the hello names the
+    /// file, and a daemon routing with another does not route the request.
+    static func connect(socket: String?, config: String?, verbose: Bool, first: (() -> DaemonProtocol.Request)? = nil) throws -> DaemonHandOff? {
         do {
+            // Absolute: the daemon's working directory is not this one.
+            let named = config.flatMap(absolutePath)
             let client = try DaemonClient(
-                path: try RouterLoader.daemonSocket(explicit: socket), acceptingAnyOwner: DaemonClient.socketIsNamed(explicit: socket))
+                path: try RouterLoader.daemonSocket(explicit: socket), acceptingAnyOwner: DaemonClient.socketIsNamed(explicit: socket),
+                first: config == nil || named != nil ? first : nil, config: named)
             if let config, !sameFile(config, client.daemonConfig) {
                 if verbose { Console.error("daemon: it routes with \(client.daemonConfig ?? "?"), not \(config); routing here") }
                 return nil
@@ -57,10 +64,16 @@ struct DaemonHandOff {
         return sinks.contains { $0["kind"]?.string == "terminal" && $0["status"]?.string == "unavailable" }
     }
 
+    /// The daemon's own test (``GreetingHandler``) of a named config: the same file, however named.
     private static func sameFile(_ path: String, _ other: String?) -> Bool {
-        guard let other, let first = realpath(path, nil), let second = realpath(other, nil) else { return false }
-        defer { free(first); free(second) }
-        return strcmp(first, second) == 0
+        guard let other, let identity = DaemonProtocol.FileIdentity(path: path) else { return false }
+        return DaemonProtocol.FileIdentity(path: other) == identity
+    }
+
+    private static func absolutePath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Sends `event` through the daemon and prints what `send` prints. Returns the exit
@@ -69,11 +82,9 @@ struct DaemonHandOff {
     func send(_ event: NotificationEvent, sinks: [String], dryRun: Bool, json: Bool, wait: Bool) -> ExitCode? {
         let answer: DaemonProtocol.Answer
         do {
-            answer = try client.request({
-                $0.event = event.jsonValue
-                $0.sinks = sinks.isEmpty ? nil : sinks
-                $0.dryRun = dryRun
-            }, kind: .send, within: client.routingLimit)
+            answer = try client.hasFirst
+                ? client.answerToFirst(within: client.routingLimit)
+                : client.request(Self.sendRequest(event, sinks: sinks, dryRun: dryRun), within: client.routingLimit)
         } catch {
             Console.error("daemon: \(error.description); routing here")
             return nil
@@ -91,6 +102,15 @@ struct DaemonHandOff {
             waitForInteraction(of: id)
         }
         return ExitCode(answer.exit ?? ExitStatus.noneDelivered.rawValue)
+    }
+
+    /// The `send` request of `event` (its id is the client's to set).
+    static func sendRequest(_ event: NotificationEvent, sinks: [String], dryRun: Bool) -> DaemonProtocol.Request {
+        var request = DaemonProtocol.Request(kind: .send)
+        request.event = event.jsonValue
+        request.sinks = sinks.isEmpty ? nil : sinks
+        request.dryRun = dryRun
+        return request
     }
 
     /// What became of one event of `run` or `ingest` handed to the daemon.

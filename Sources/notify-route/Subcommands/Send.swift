@@ -73,14 +73,15 @@ struct SendRequest: Equatable, Sendable {
     var socket: String?
 
     func run() async throws {
-        if !noDaemon, let daemon = try DaemonHandOff.connect(socket: socket, config: config, verbose: verbose) {
-            let notification = flags.makeEvent(title: title, body: body)
-            if let status = daemon.send(notification, sinks: flags.sinks, dryRun: dryRun, json: json, wait: wait) {
-                throw status
-            }
-            return try await routeLocally(notification)
+        guard !noDaemon else { return try await routeLocally(nil) }
+        // Made before connecting: its request goes with the greeting (a round trip less).
+        let notification = flags.makeEvent(title: title, body: body)
+        let first = { DaemonHandOff.sendRequest(notification, sinks: flags.sinks, dryRun: dryRun) }
+        if let daemon = try DaemonHandOff.connect(socket: socket, config: config, verbose: verbose, first: first),
+           let status = daemon.send(notification, sinks: flags.sinks, dryRun: dryRun, json: json, wait: wait) {
+            throw status
         }
-        try await routeLocally(nil)
+        try await routeLocally(notification)
     }
 
     /// Routes in this process, as without a daemon; `event` is the one already made when a
