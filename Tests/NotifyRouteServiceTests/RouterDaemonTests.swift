@@ -41,17 +41,11 @@ struct RouterDaemonTests {
     /// A client that writes many sends at once gets every answer, in order, and each
     /// answered event's state is already in the database a local `send` would read.
     @Test func pipelinedSendsAreAnsweredInOrderOnceCommitted() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("router-daemon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
-        mkdir(directory, 0o700)
+        let directory = Self.makeDirectory()
         defer { _ = try? FileManager.default.removeItem(atPath: directory) }
         let recorder = RecordingSink()
         let store = SQLiteStateStore(directory: directory)
-        let host = try RouterHost(load: {
-            let registry = try SinkRegistry([SinkPlugin(kind: "recording", summary: "records", options: []) { _ in recorder }])
-            let yaml = "sinks: { r: { kind: recording } }\nroutes: [ { match: {}, to: [r] } ]\n"
-            return try NotificationRouter(configuration: try RouterConfiguration.load(yaml: yaml, file: "t.yaml", registry: registry),
-                                          registry: registry, store: store)
-        })
+        let host = try Self.recordingHost(recorder, file: "t.yaml", store: store)
         let socket = directory + "/socket"
         let (group, running) = await startDaemon(host, at: socket)
 
@@ -86,8 +80,7 @@ struct RouterDaemonTests {
     /// says: a reload changes what the next connection is told. A bad first line is
     /// answered with an error and the next line may still greet.
     @Test func theGreetingFollowsAReload() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("router-daemon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
-        mkdir(directory, 0o700)
+        let directory = Self.makeDirectory()
         defer { _ = try? FileManager.default.removeItem(atPath: directory) }
         let deadline = Mutex("1s")
         let host = try RouterHost(load: {
@@ -111,12 +104,7 @@ struct RouterDaemonTests {
 
         deadline.withLock { $0 = "4s" }
         _ = try await host.reload()
-        let second = try connect(socket)
-        defer { close(second) }
-        writeAll(second, Array(#"{"hello":"notify-route","version":1}"#.utf8) + [10])
-        var secondLines = LineReading(fd: second)
-        let afterLine = secondLines.next()
-        let after = try DaemonProtocol.Hello(line: Array(try #require(afterLine).utf8))
+        let after = try DaemonProtocol.Hello(line: Array(try firstLine(at: socket, after: Array(#"{"hello":"notify-route","version":1}"#.utf8) + [10]).utf8))
         #expect(after.answerWithinMS == 9000)
 
         // The connection greeted before the reload routes with the new router.
@@ -132,86 +120,60 @@ struct RouterDaemonTests {
     /// client's `greet_by`; a late one is answered `resend` and not routed, and routes when
     /// sent again. Without `greet_by` the request is routed as after a version-1 hello.
     @Test func aRequestSentWithTheHelloIsRoutedOnlyIfTheGreetingWasInTime() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("router-daemon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
-        mkdir(directory, 0o700)
+        let directory = Self.makeDirectory()
         defer { _ = try? FileManager.default.removeItem(atPath: directory) }
         let recorder = RecordingSink()
-        let yaml = "sinks: { r: { kind: recording } }\nroutes: [ { match: {}, to: [r] } ]\n"
         let configPath = directory + "/p.yaml"
-        try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
-        let host = try RouterHost(load: {
-            let registry = try SinkRegistry([SinkPlugin(kind: "recording", summary: "records", options: []) { _ in recorder }])
-            return try NotificationRouter(configuration: try RouterConfiguration.load(yaml: yaml, file: configPath, registry: registry), registry: registry)
-        })
+        try Self.recordingYAML.write(toFile: configPath, atomically: true, encoding: .utf8)
+        let host = try Self.recordingHost(recorder, file: configPath)
         let socket = directory + "/socket"
         let (group, running) = await startDaemon(host, at: socket)
         func send(_ title: String) -> [UInt8] { Array(#"{"id":1,"request":"send","event":{"title":"\#(title)"}}"#.utf8) + [10] }
 
-        let inTime = try connect(socket)
-        defer { close(inTime) }
-        writeAll(inTime, DaemonProtocol.pipeliningHelloLine(greetBy: DaemonProtocol.monotonicMicroseconds() + 10_000_000) + send("in time"))
-        var inTimeLines = LineReading(fd: inTime)
-        let greetingLine = inTimeLines.next()
-        let greeting = try DaemonProtocol.Hello(line: Array(try #require(greetingLine).utf8))
+        // Each case on a connection of its own: the hello and the request in one write, then
+        // the greeting and the first answer.
+        var connections: [Int32] = []
+        defer { connections.forEach { close($0) } }
+        func exchange(_ hello: [UInt8], _ title: String) throws -> (DaemonProtocol.Hello, DaemonProtocol.Answer, LineReading) {
+            let fd = try connect(socket)
+            connections.append(fd)
+            writeAll(fd, hello + send(title))
+            var lines = LineReading(fd: fd)
+            let greeting = lines.next(), answer = lines.next()
+            return (try DaemonProtocol.Hello(line: Array(try #require(greeting).utf8)),
+                    try DaemonProtocol.Answer(line: Array(try #require(answer).utf8)), lines)
+        }
+        let soon = DaemonProtocol.monotonicMicroseconds() + 10_000_000
+
+        let (greeting, routed, _) = try exchange(DaemonProtocol.pipeliningHelloLine(greetBy: soon), "in time")
         #expect(greeting.version == 2 && greeting.config == configPath && greeting.pid == getpid())
-        let routedLine = inTimeLines.next()
-        let routed = try DaemonProtocol.Answer(line: Array(try #require(routedLine).utf8))
         #expect(routed.id == 1 && routed.exit == 0 && routed.resend == nil, "\(routed)")
         #expect(recorder.deliveries.map(\.event.title) == ["in time"])
 
-        let late = try connect(socket)
-        defer { close(late) }
-        writeAll(late, DaemonProtocol.pipeliningHelloLine(greetBy: DaemonProtocol.monotonicMicroseconds() - 1) + send("late"))
-        var lateLines = LineReading(fd: late)
-        let lateGreeting = lateLines.next()
-        #expect(try DaemonProtocol.Hello(line: Array(try #require(lateGreeting).utf8)).version == 2)
-        let refusedLine = lateLines.next()
-        let refused = try DaemonProtocol.Answer(line: Array(try #require(refusedLine).utf8))
+        var (lateGreeting, refused, lateLines) = try exchange(DaemonProtocol.pipeliningHelloLine(greetBy: DaemonProtocol.monotonicMicroseconds() - 1), "late")
+        #expect(lateGreeting.version == 2)
         #expect(refused.id == 1 && refused.exit == 75 && refused.resend == true && refused.error?.contains("greet_by") == true, "\(refused)")
         #expect(recorder.deliveries.map(\.event.title) == ["in time"], "the late request was routed")
-        writeAll(late, send("late, sent again"))
+        writeAll(lateLines.fd, send("late, sent again"))
         let againLine = lateLines.next()
         let again = try DaemonProtocol.Answer(line: Array(try #require(againLine).utf8))
         #expect(again.id == 1 && again.exit == 0, "\(again)")
         #expect(recorder.deliveries.map(\.event.title) == ["in time", "late, sent again"])
 
         // A client that names its config: routed with that file (however named), not with another.
-        let sameConfig = try connect(socket)
-        defer { close(sameConfig) }
         let link = directory + "/link.yaml"
         try #require(symlink(configPath, link) == 0)
-        writeAll(sameConfig, DaemonProtocol.pipeliningHelloLine(greetBy: DaemonProtocol.monotonicMicroseconds() + 10_000_000, config: link) + send("same config"))
-        var sameConfigLines = LineReading(fd: sameConfig)
-        _ = sameConfigLines.next()
-        let sameConfigLine = sameConfigLines.next()
-        #expect(try DaemonProtocol.Answer(line: Array(try #require(sameConfigLine).utf8)).exit == 0)
+        #expect(try exchange(DaemonProtocol.pipeliningHelloLine(greetBy: soon, config: link), "same config").1.exit == 0)
         #expect(recorder.deliveries.map(\.event.title).last == "same config")
-        let otherConfig = try connect(socket)
-        defer { close(otherConfig) }
         let other = directory + "/other.yaml"
-        try yaml.write(toFile: other, atomically: true, encoding: .utf8)
-        writeAll(otherConfig, DaemonProtocol.pipeliningHelloLine(greetBy: DaemonProtocol.monotonicMicroseconds() + 10_000_000, config: other) + send("other config"))
-        var otherConfigLines = LineReading(fd: otherConfig)
-        _ = otherConfigLines.next()
-        let otherConfigLine = otherConfigLines.next()
-        #expect(try DaemonProtocol.Answer(line: Array(try #require(otherConfigLine).utf8)).resend == true)
+        try Self.recordingYAML.write(toFile: other, atomically: true, encoding: .utf8)
+        #expect(try exchange(DaemonProtocol.pipeliningHelloLine(greetBy: soon, config: other), "other config").1.resend == true)
         #expect(recorder.deliveries.map(\.event.title).last == "same config", "routed with another config than the client's")
 
-        let untimed = try connect(socket)
-        defer { close(untimed) }
-        writeAll(untimed, Array(#"{"hello":"notify-route","version":2}"#.utf8) + [10] + send("no greet_by"))
-        var untimedLines = LineReading(fd: untimed)
-        _ = untimedLines.next()
-        let untimedLine = untimedLines.next()
-        #expect(try DaemonProtocol.Answer(line: Array(try #require(untimedLine).utf8)).exit == 0)
+        #expect(try exchange(Array(#"{"hello":"notify-route","version":2}"#.utf8) + [10], "no greet_by").1.exit == 0)
         #expect(recorder.deliveries.map(\.event.title).last == "no greet_by")
 
-        let future = try connect(socket)
-        defer { close(future) }
-        writeAll(future, Array(#"{"hello":"notify-route","version":3}"#.utf8) + [10])
-        var futureLines = LineReading(fd: future)
-        let futureLine = futureLines.next()
-        let unknown = try DaemonProtocol.Answer(line: Array(try #require(futureLine).utf8))
+        let unknown = try DaemonProtocol.Answer(line: Array(try firstLine(at: socket, after: Array(#"{"hello":"notify-route","version":3}"#.utf8) + [10]).utf8))
         #expect(unknown.exit == 64 && unknown.error == "protocol version 3; this daemon speaks 1 and 2", "\(unknown)")
 
         // The CLI's client: one write for the hello and the send, the answer read after the greeting.
@@ -232,8 +194,7 @@ struct RouterDaemonTests {
     /// hello; the client greets it again in version 1 and sends its request after the greeting.
     /// The peer here answers as version 1's daemon did, line for line.
     @Test func theClientFallsBackToVersionOneForAnOlderDaemon() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("router-daemon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
-        mkdir(directory, 0o700)
+        let directory = Self.makeDirectory()
         defer { _ = try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/socket"
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -294,6 +255,25 @@ struct RouterDaemonTests {
         #expect(!GreetingHandler.sharesClock(with: 0) || !FileManager.default.fileExists(atPath: "/proc/self/ns/time"))
     }
 
+    /// A directory of the test's own, for its socket and state; the test removes it.
+    private static func makeDirectory() -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("router-daemon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        mkdir(directory, 0o700)
+        return directory
+    }
+
+    private static let recordingYAML = "sinks: { r: { kind: recording } }\nroutes: [ { match: {}, to: [r] } ]\n"
+
+    /// A host whose config (``recordingYAML``, read as `file`) routes every event to `recorder`.
+    private static func recordingHost(_ recorder: RecordingSink, file: String, store: SQLiteStateStore? = nil) throws -> RouterHost {
+        try RouterHost(load: {
+            let registry = try SinkRegistry([SinkPlugin(kind: "recording", summary: "records", options: []) { _ in recorder }])
+            let configuration = try RouterConfiguration.load(yaml: recordingYAML, file: file, registry: registry)
+            return try store.map { try NotificationRouter(configuration: configuration, registry: registry, store: $0) }
+                ?? NotificationRouter(configuration: configuration, registry: registry)
+        })
+    }
+
     /// A daemon on `socket` in a `ServiceGroup` of its own, once it listens.
     private func startDaemon(_ host: RouterHost, at socket: String) async -> (ServiceGroup, Task<Void, any Error>) {
         let ready = AsyncStream.makeStream(of: Void.self)
@@ -307,6 +287,16 @@ struct RouterDaemonTests {
         let running = Task { try await group.run() }
         for await _ in ready.stream { break }
         return (group, running)
+    }
+
+    /// The first line the daemon writes on a new connection after `bytes`.
+    private func firstLine(at socket: String, after bytes: [UInt8]) throws -> String {
+        let fd = try connect(socket)
+        defer { close(fd) }
+        writeAll(fd, bytes)
+        var lines = LineReading(fd: fd)
+        let line = lines.next()
+        return try #require(line)
     }
 
     private func connect(_ path: String) throws -> Int32 {
