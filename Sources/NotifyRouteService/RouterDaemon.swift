@@ -139,7 +139,9 @@ public struct RouterDaemon: Service {
             try await server.executeThenClose { inbound in
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await (connection, peer) in inbound {
-                        group.addTask { await serve(connection, peer: peer, connections: connections) }
+                        // Started on this thread, up to its first wait: a task enqueued instead woke
+                        // another pool thread per connection.
+                        group.addImmediateTask { await serve(connection, peer: peer, connections: connections) }
                     }
                 }
             }
@@ -206,7 +208,7 @@ public struct RouterDaemon: Service {
                 let queue = AnswerQueue()
                 let window = AnswerWindow(limit: 128)
                 try await withThrowingDiscardingTaskGroup { group in
-                    group.addTask {
+                    group.addImmediateTask {
                         defer { window.close() }
                         do {
                             // The answers due at once go out in one write: each write is a hop to
