@@ -78,7 +78,11 @@ public struct RouterDaemon: Service {
 
     public func run() async throws {
         let connections = ConnectionRegistry()
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        // One loop for the listener and its connections: handing each new channel to the other
+        // loop cost four wake-ups between the two per connection (perf sched), and a loop's
+        // share of routing an event is small enough that one keeps up (Benchmarks README, seventh pass).
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let bootstrap = ServerBootstrap(group: loop, childGroup: loop)
             .serverChannelOption(.backlog, value: 256)
             // A client that shuts down its writing side still gets the answers to what it sent.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
