@@ -146,10 +146,10 @@ public final class DaemonClient {
         }
     }
 
-    /// Whether a request given to ``init(path:acceptingAnyOwner:first:)`` waits for ``answerToFirst(within:)``.
+    /// Whether a request given to ``init(path:acceptingAnyOwner:first:config:)`` waits for ``answerToFirst(within:)``.
     public var hasFirst: Bool { first != nil }
 
-    /// The answer to the request given to ``init(path:acceptingAnyOwner:first:)``; sent
+    /// The answer to the request given to ``init(path:acceptingAnyOwner:first:config:)``; sent
     /// again when the daemon did not take it with the greeting, or after a version-1 greeting.
     public func answerToFirst(within limit: Duration? = nil) throws(Unavailable) -> DaemonProtocol.Answer {
         guard let first else { throw Unavailable(description: "no request was sent with the greeting") }
