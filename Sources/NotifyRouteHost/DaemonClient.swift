@@ -72,8 +72,8 @@ public final class DaemonClient {
     /// whose answer ``answerToFirst(within:)`` reads: a round trip less than a greeting
     /// awaited before the request. A daemon that greets late does not route it (the
     /// client has given up by then); a daemon of version 1 gets it after its greeting.
-    /// `config`: the config file (an absolute path) the request must be routed with; a
-    /// daemon that routes with another does not route it.
+    /// `config`: the config file the request must be routed with; a daemon that routes
+    /// with another does not route it.
     public init(
         path: String, acceptingAnyOwner: Bool = false, first: (() -> DaemonProtocol.Request)? = nil, config: String? = nil
     ) throws(Unavailable) {
@@ -109,12 +109,20 @@ public final class DaemonClient {
             try connect()
             try checkPeer()
             let request = sending?()
-            if let request { first = First(line: request, sent: true) }
+            // Named absolutely (the daemon's working directory is not this one), and only once a
+            // daemon answers; a request whose config cannot be resolved waits for the greeting.
+            let named = config.flatMap(Self.absolutePath)
+            let pipelining = request != nil && (config == nil || named != nil)
+            if let request { first = First(line: request, sent: pipelining) }
             // The give-up time, also the greeting's deadline in the version-2 hello: a greeting
             // the daemon wrote before it is read (``readLine(until:)`` looks before it gives up).
-            let greetBy = DaemonProtocol.monotonicMicroseconds() + Int64(DurationParser.milliseconds(Self.helloLimit)) * 1_000
+            let greetBy = Self.deadline(after: Self.helloLimit)
             do throws(Unavailable) {
-                try send(request.map { DaemonProtocol.pipeliningHelloLine(greetBy: greetBy, config: config) + $0 } ?? DaemonProtocol.helloLine)
+                if pipelining, let request {
+                    try send(DaemonProtocol.pipeliningHelloLine(greetBy: greetBy, config: named) + request)
+                } else {
+                    try send(DaemonProtocol.helloLine)
+                }
             } catch {
                 // A daemon that refuses a peer answers at once and hangs up, maybe before
                 // the greeting is written: its answer is still there to read.
@@ -124,12 +132,12 @@ public final class DaemonClient {
                 throw Unavailable(description: "\(path) refused this client: \(reason)", isRefusal: true)
             }
             let line = try readLine(until: greetBy)
-            let version = request == nil ? DaemonProtocol.version : DaemonProtocol.pipeliningVersion
+            let version = pipelining ? DaemonProtocol.pipeliningVersion : DaemonProtocol.version
             guard let hello = try? DaemonProtocol.Hello(line: line), hello.hello == DaemonProtocol.name, hello.version == version
             else {
                 if let refusal = try? DaemonProtocol.Answer(line: line), let error = refusal.error {
                     // Version 1's daemon refuses version 2 as a usage error (64); a refused peer is 69.
-                    if request != nil, refusal.exit == 64, error.hasPrefix("protocol version") {
+                    if pipelining, refusal.exit == 64, error.hasPrefix("protocol version") {
                         throw Unavailable(description: error, isOldVersion: true)
                     }
                     throw Unavailable(description: "\(path) refused this client: \(error)", isRefusal: true)
@@ -180,7 +188,7 @@ public final class DaemonClient {
     }
 
     private func readAnswer(within limit: Duration?) throws(Unavailable) -> DaemonProtocol.Answer {
-        let deadline = limit.map { DaemonProtocol.monotonicMicroseconds() + Int64(DurationParser.milliseconds($0)) * 1_000 } ?? .max
+        let deadline = limit.map(Self.deadline(after:)) ?? .max
         let line = try readLine(until: deadline)
         guard let answer = try? DaemonProtocol.Answer(line: line) else {
             throw Unavailable(description: "\(path) answered with \(String(decoding: line.prefix(200), as: UTF8.self))")
@@ -232,7 +240,7 @@ public final class DaemonClient {
 
     private func send(_ bytes: [UInt8]) throws(Unavailable) {
         var offset = 0
-        let deadline = DaemonProtocol.monotonicMicroseconds() + Int64(DurationParser.milliseconds(Self.helloLimit)) * 1_000
+        let deadline = Self.deadline(after: Self.helloLimit)
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if written > 0 {
@@ -277,6 +285,17 @@ public final class DaemonClient {
                 throw Unavailable(description: "\(path): \(String(cString: strerror(failure)))")
             }
         }
+    }
+
+    /// `CLOCK_MONOTONIC` microseconds `duration` from now: the clock of every deadline here.
+    private static func deadline(after duration: Duration) -> Int64 {
+        DaemonProtocol.monotonicMicroseconds() + Int64(DurationParser.milliseconds(duration)) * 1_000
+    }
+
+    private static func absolutePath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Waits for `events` until `deadline` at most; the caller looks at the clock (and the socket) again.

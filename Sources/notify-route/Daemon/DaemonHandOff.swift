@@ -29,11 +29,9 @@ struct DaemonHandOff {
     /// file, and a daemon routing with another does not route the request.
     static func connect(socket: String?, config: String?, verbose: Bool, first: (() -> DaemonProtocol.Request)? = nil) throws -> DaemonHandOff? {
         do {
-            // Absolute: the daemon's working directory is not this one.
-            let named = config.flatMap(absolutePath)
             let client = try DaemonClient(
                 path: try RouterLoader.daemonSocket(explicit: socket), acceptingAnyOwner: DaemonClient.socketIsNamed(explicit: socket),
-                first: config == nil || named != nil ? first : nil, config: named)
+                first: first, config: config)
             if let config, !sameFile(config, client.daemonConfig) {
                 if verbose { Console.error("daemon: it routes with \(client.daemonConfig ?? "?"), not \(config); routing here") }
                 return nil
@@ -68,12 +66,6 @@ struct DaemonHandOff {
     private static func sameFile(_ path: String, _ other: String?) -> Bool {
         guard let other, let identity = DaemonProtocol.FileIdentity(path: path) else { return false }
         return DaemonProtocol.FileIdentity(path: other) == identity
-    }
-
-    private static func absolutePath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     /// Sends `event` through the daemon and prints what `send` prints. Returns the exit
