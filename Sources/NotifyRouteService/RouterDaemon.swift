@@ -258,7 +258,19 @@ public struct RouterDaemon: Service {
                             guard !GreetingHandler.isBlank(line) else { continue }
                             guard await window.acquire() else { return }
                             connections.setBusy(connection.channel)
-                            queue.push(await handle(line.readableBytesView, &session))
+                            let pending = await handle(line.readableBytesView, &session)
+                            // Due, with nothing before it: written here, since handing it to
+                            // the writer would wake another pool thread for one answer.
+                            guard pending.committed?.isDone ?? true, queue.writerIsIdle else {
+                                queue.push(pending)
+                                continue
+                            }
+                            try await outbound.write(ByteBuffer(bytes: pending.line))
+                            window.release()
+                            if connections.answered(connection.channel) {
+                                connection.channel.close(promise: nil)
+                                return
+                            }
                         }
                     }
                 }
@@ -536,6 +548,12 @@ final class AnswerQueue: Sendable {
             return state.writer
         }
         writer?.resume()
+    }
+
+    /// Whether the writer waits with nothing queued: then, since only the reader pushes,
+    /// the reader may write an answer itself without passing the writer.
+    var writerIsIdle: Bool {
+        state.withLock { $0.writer != nil && $0.queued.isEmpty }
     }
 
     /// Everything queued, waiting while nothing is; `nil` once finished and empty.
