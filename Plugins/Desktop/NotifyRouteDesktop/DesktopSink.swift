@@ -181,6 +181,7 @@ public final class DesktopSink: NotificationSink {
                     do throws(SinkError) {
                         let id = try LibNotifyPresenter.show(request, hub: hub, daemon: token)
                         answer(.success((DesktopHandle(id: id, daemon: token).sinkHandle, notes)))
+                        LibNotifyPresenter.shown(id, hub: hub, daemon: token)
                     } catch {
                         answer(.failure(error))
                     }

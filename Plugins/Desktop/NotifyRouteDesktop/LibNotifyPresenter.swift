@@ -12,7 +12,8 @@ enum LibNotifyPresenter {
     /// Enough for any screen; past it the oldest objects are let go (their signals with them).
     static let liveLimit = 512
 
-    /// Shows `request` and returns the server's id for it.
+    /// Shows `request` and returns the server's id for it; the caller publishes `.shown`
+    /// (``shown(_:hub:daemon:)``) once it has passed the id on.
     ///
     /// Call only after a successful probe: on a hung daemon `notify_notification_show`
     /// blocks 25 s, and dropping an object whose show failed may block 25 s more.
@@ -71,9 +72,14 @@ enum LibNotifyPresenter {
             throw NotificationServerProbe.failure(error, method: "Notify", timeout: .seconds(25))
         }
         let id = nr_notification_get_id(notification)
-        hub.publish(SinkInteraction(handle: context.handle(id), interaction: .shown))
         remember(id: id, object: NotificationObject(notification))
         return id
+    }
+
+    /// Tells the hub's streams that `id` is shown. Called after the delivery's caller is
+    /// resumed: each stream's consumer is a task to wake, which the answer need not wait for.
+    static func shown(_ id: UInt32, hub: InteractionHub, daemon: String) {
+        hub.publish(SinkInteraction(handle: DesktopHandle(id: id, daemon: daemon).sinkHandle, interaction: .shown))
     }
 
     /// Lets go of every notification and of libnotify's proxy, after the session bus went
