@@ -159,7 +159,9 @@ let package = Package(
             path: "Sources/notify-route",
             resources: [.embedInCode("Resources/notify-route.yaml")]
         ),
-        .executableTarget(name: "notify-route", dependencies: ["NotifyRouteCLI"], path: "Sources/Executables/notify-route"),
+        .executableTarget(name: "notify-route", dependencies: ["NotifyRouteCLI", "CArguments"], path: "Sources/Executables/notify-route"),
+        // `CommandLine` without the Swift runtime's scan of /proc/self/maps at every start (Arguments.c).
+        .target(name: "CArguments"),
         .executableTarget(
             name: "notify-route-network",
             dependencies: [
