@@ -34,7 +34,9 @@ public final class StateBatch: Sendable {
     private struct Round {
         var members: [any StateBatchMember] = []
         var publications: [@Sendable () -> Void] = []
-        var timerSet = false
+        /// The commit at ``maximumAge``, unset by an earlier commit: a timer that fires for
+        /// nothing still wakes its thread and a task of the pool.
+        var timer: DeadlineTimer.Token?
     }
 
     /// What the open round holds; taken whole by a commit.
@@ -52,11 +54,10 @@ public final class StateBatch: Sendable {
 
     /// Runs `action` once what was done so far is committed (at the latest ``maximumAge`` from now).
     public func publish(_ action: @escaping @Sendable () -> Void) {
-        let arm = round.withLock { round in
+        round.withLock { round in
             round.publications.append(action)
-            return Self.arm(&round)
+            arm(&round)
         }
-        if arm { setTimer() }
     }
 
     /// Commits what every store holds for this batch, then runs the publications made
@@ -68,6 +69,7 @@ public final class StateBatch: Sendable {
                 defer { round = Round() }
                 return round
             }
+            taken.timer.map(DeadlineTimer.shared.cancel)
             for member in taken.members {
                 do { try member.commitBatch() } catch { failureNotice("\(error)") }
             }
@@ -77,21 +79,18 @@ public final class StateBatch: Sendable {
 
     /// A store opened a transaction for this batch: it is committed with the round.
     func join(_ member: any StateBatchMember) {
-        let arm = round.withLock { round in
+        round.withLock { round in
             round.members.append(member)
-            return Self.arm(&round)
+            arm(&round)
         }
-        if arm { setTimer() }
     }
 
-    private static func arm(_ round: inout Round) -> Bool {
-        defer { round.timerSet = true }
-        return !round.timerSet
-    }
-
-    private func setTimer() {
+    /// Sets the round's timer if it has none. Under the round's lock, so that the commit
+    /// that takes the round also takes its timer to unset.
+    private func arm(_ round: inout Round) {
+        guard round.timer == nil else { return }
         // The timer's thread must return at once: the commit runs in a task of its own.
-        DeadlineTimer.shared.schedule(at: .now + maximumAge) { [self] in
+        round.timer = DeadlineTimer.shared.schedule(at: .now + maximumAge) { [self] in
             Task.detached { self.commit() }
         }
     }

@@ -31,11 +31,20 @@ package final class DeadlineTimer: Sendable {
         let action: @Sendable () -> Void
     }
 
+    /// What the timer's thread is doing, so that setting a timer wakes it only when it
+    /// would otherwise sleep past the new instant.
+    private enum Thread {
+        case notStarted
+        /// Running actions, or about to look at the entries again.
+        case awake
+        case asleep(until: ContinuousClock.Instant?)
+    }
+
     private struct State {
         /// Ordered by instant, then by the order they were set.
         var entries: [Entry] = []
         var nextID: UInt64 = 0
-        var threadStarted = false
+        var thread = Thread.notStarted
     }
 
     private let state = Mutex(State())
@@ -47,20 +56,30 @@ package final class DeadlineTimer: Sendable {
     /// unless ``cancel(_:)`` comes first.
     @discardableResult
     package func schedule(at instant: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> Token {
-        let (token, startThread, isEarliest) = state.withLock { state in
+        let (token, startThread, wakeThread) = state.withLock { state in
             state.nextID += 1
             let token = Token(instant: instant, id: state.nextID)
             let index = Self.insertionIndex(in: state.entries, for: instant)
             state.entries.insert(Entry(token: token, action: action), at: index)
-            let startThread = !state.threadStarted
-            state.threadStarted = true
-            return (token, startThread, index == 0)
+            switch state.thread {
+            case .notStarted:
+                state.thread = .awake
+                return (token, true, false)
+            case .awake:
+                return (token, false, false)
+            case .asleep(let until):
+                // A wake-up is a context switch on the caller's path (a send's state batch
+                // sets one per event); a thread that wakes by then anyway finds the entry.
+                guard until.map({ instant < $0 }) ?? true else { return (token, false, false) }
+                state.thread = .awake
+                return (token, false, true)
+            }
         }
         if startThread {
             // A thread that cannot be made leaves the timers unfired; say so rather than hang silently.
             precondition(DetachedThread.start(name: "notify-route-timer") { self.run() }, "cannot start the deadline timer thread")
-        } else if isEarliest {
-            wake.signal()  // the thread sleeps until a later instant, or without one
+        } else if wakeThread {
+            wake.signal()
         }
         return token
     }
@@ -116,7 +135,11 @@ package final class DeadlineTimer: Sendable {
                 let count = Self.insertionIndex(in: state.entries, for: .now)
                 let due = Array(state.entries.prefix(count))
                 state.entries.removeFirst(count)
-                return (due, state.entries.first?.token.instant)
+                let next = state.entries.first?.token.instant
+                // Said before the lock is let go: a timer set between here and the wait
+                // below signals the semaphore, which the wait then returns for at once.
+                state.thread = due.isEmpty ? .asleep(until: next) : .awake
+                return (due, next)
             }
             for entry in due { entry.action() }
             guard due.isEmpty else { continue }
