@@ -14,5 +14,6 @@ RELEASE_FLAGS=(-c release --static-swift-stdlib --disable-local-rpath
 # "Position-dependent notify-route"). It is a command of its own user's; `serve` and the
 # network sinks run `notify-route-network`, which stays a PIE, as do the libraries it maps.
 # -static-libgcc: its unwinder linked in, so libgcc_s.so is not looked up, mapped and
-# relocated at every start (`--version` 1.32 -> 1.15 ms median; README, "The client's start, eighth pass").
+# relocated at every start (`--version` 1.32 -> 1.15 ms median; README, "The client's
+# start and the daemon's hand-overs, eighth pass").
 LEAN_FLAGS=(-Xlinker --no-pie -Xswiftc -Xclang-linker -Xswiftc -static-libgcc)
