@@ -1,4 +1,4 @@
-// `CommandLine` for `notify-route`, from the arguments glibc hands every `.init_array`
+// `CommandLine` for `notify-route`, from the arguments glibc hands every `.preinit_array`
 // function. Defining the runtime's two functions here keeps the linker from taking its own
 // CommandLine object, whose start-up constructor finds argv by reading /proc/self/maps
 // (about 115,000 instructions and 7 system calls on every start; Tests/Benchmarks/README.md,
@@ -17,7 +17,9 @@ static void captureArguments(int argc, char **argv, char **envp) {
     startArgv = argv;
 }
 
-__attribute__((used, section(".init_array")))
+// Before every constructor (.preinit_array: executables only, which is all that links
+// this), so no constructor can read CommandLine before the arguments are here.
+__attribute__((used, section(".preinit_array")))
 static void (*const captureArgumentsEntry)(int, char **, char **) = captureArguments;
 
 char **_swift_stdlib_getUnsafeArgvArgc(int *outArgLen) {
