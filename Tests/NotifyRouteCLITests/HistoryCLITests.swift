@@ -241,7 +241,9 @@ import Testing
 
     /// A writer killed by SIGKILL in the middle of recording loses at most the record it was writing.
     @Test func aSIGKILLMidWriteLosesAtMostThatRecord() throws {
-        let setup = try setup("sinks: { tty: { kind: terminal } }\nfallback: [tty]\n")
+        // Room for all 100,000: a release build records more than the default 10,000 in 1.5 s,
+        // and pruning the oldest would leave a history that does not start at the first.
+        let setup = try setup("sinks: { tty: { kind: terminal } }\nfallback: [tty]\nhistory: { max_events: 200000, max_bytes: 1073741824 }\n")
         let input = (1...100_000).map { "{\"title\":\"burst \($0)\"}" }.joined(separator: "\n") + "\n"
         let inputFile = setup.root.appendingPathComponent("in.jsonl")
         try input.write(to: inputFile, atomically: true, encoding: .utf8)
