@@ -211,6 +211,12 @@ public struct RouterDaemon: Service {
                 // then share commits); at most `window` answers wait at a time.
                 let queue = AnswerQueue()
                 let window = AnswerWindow(limit: 128)
+                // One answer written, by the writer or the reader: true when the connection ends
+                // now (the daemon is shutting down and nothing is left to answer).
+                @Sendable func written() -> Bool {
+                    window.release()
+                    return connections.answered(connection.channel)
+                }
                 try await withThrowingDiscardingTaskGroup { group in
                     group.addImmediateTask {
                         defer { window.close() }
@@ -218,16 +224,15 @@ public struct RouterDaemon: Service {
                             // The answers due at once go out in one write: each write is a hop to
                             // the event loop and a syscall, dearer than the answer.
                             var buffer = ByteBuffer()
-                            var written = 0
+                            var buffered = 0
                             func flush() async throws -> Bool {
-                                guard written > 0 else { return false }
+                                guard buffered > 0 else { return false }
                                 try await outbound.write(buffer)
                                 buffer.clear()
-                                for _ in 0..<written {
-                                    window.release()
-                                    if connections.answered(connection.channel) { return true }
+                                for _ in 0..<buffered {
+                                    if written() { return true }
                                 }
-                                written = 0
+                                buffered = 0
                                 return false
                             }
                             while let due = await queue.next() {
@@ -237,7 +242,7 @@ public struct RouterDaemon: Service {
                                         await committed.wait()
                                     }
                                     buffer.writeBytes(pending.line)
-                                    written += 1
+                                    buffered += 1
                                 }
                                 if try await flush() { connection.channel.close(promise: nil); return }
                             }
@@ -266,8 +271,7 @@ public struct RouterDaemon: Service {
                                 continue
                             }
                             try await outbound.write(ByteBuffer(bytes: pending.line))
-                            window.release()
-                            if connections.answered(connection.channel) {
+                            if written() {
                                 connection.channel.close(promise: nil)
                                 return
                             }
