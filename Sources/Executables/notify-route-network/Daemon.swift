@@ -20,6 +20,8 @@ enum Daemon {
         RouterLoader.bootstrapLogging(verbose: arguments.verbose, daemon: true)
         RouterLoader.ignoreSIGPIPE()
         let logger = Logger(label: "notify-route.serve")
+        let batch = BatchScheduling.adopt()
+        logger.debug("scheduling", metadata: ["SCHED_BATCH": "\(batch) threads moved"])
         let source = try RouterLoader.source(config: arguments.config)
         let store = RouterLoader.stateStore()
         let memory = RouterLoader.memory(keepsOpen: true)

@@ -1,6 +1,7 @@
 import Glibc
 
-/// `posix_spawn` with every signal unblocked and at its default disposition in the child.
+/// `posix_spawn` with every signal unblocked and at its default disposition in the child,
+/// and under `SCHED_OTHER` when the daemon moved itself to `SCHED_BATCH` (``BatchScheduling``).
 ///
 /// A process of ours ignores SIGPIPE, may catch SIGINT, and has threads that block
 /// signals; an ignored disposition and the signal mask are inherited across exec, so a
@@ -23,7 +24,14 @@ package enum CleanSpawn {
         sigfillset(&all)
         posix_spawnattr_setsigmask(&attributes, &empty)
         posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        if BatchScheduling.resetsChildren {
+            var parameters = sched_param(sched_priority: 0)
+            posix_spawnattr_setschedpolicy(&attributes, SCHED_OTHER)
+            posix_spawnattr_setschedparam(&attributes, &parameters)
+            flags |= POSIX_SPAWN_SETSCHEDULER
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }

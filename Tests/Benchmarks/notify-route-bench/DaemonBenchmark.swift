@@ -25,6 +25,7 @@ func benchServe(socket: String) async -> Never {
     sinks: { counting: { kind: counting } }
     routes: [ { match: {}, to: [counting] } ]
     """
+    BatchScheduling.adopt()  // as notify-route serve does
     let notice: @Sendable (String) -> Void = { message in
         _ = "notify-route-bench serve: \(message)\n".withCString { write(STDERR_FILENO, $0, strlen($0)) }
     }
