@@ -119,6 +119,26 @@ import Testing
         #expect(try record(other, "a", at: 1) == 2, "the lock is free again")
     }
 
+    /// The daemon's requests share a batch: one that ends just after another committed it
+    /// publishes into the next round, when nothing else holds the batch any more. Its timer
+    /// must keep the batch and commit that round (its answer waits for it).
+    @Test func whatIsPublishedAfterEveryHolderLetGoIsStillCommitted() async throws {
+        let path = try directory()
+        let writer = store(path), other = store(path)
+        let published = Mutex(false)
+        do {
+            let batch = StateBatch(maximumAge: .milliseconds(50))
+            try StateBatch.$current.withValue(batch) { try record(writer, "a") }
+            batch.commit()
+            try StateBatch.$current.withValue(batch) { try record(writer, "b") }
+            batch.publish { published.withLock { $0 = true } }
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !published.withLock({ $0 }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(published.withLock { $0 })
+        #expect(try other.snapshot().dedup.count == 2)
+    }
+
     /// A state file as earlier versions wrote it (maps keyed by `sink` U+001E `key`) is
     /// imported once and renamed; what writers killed mid-write left is removed.
     @Test func aStateFileOfEarlierVersionsIsImportedOnce() throws {

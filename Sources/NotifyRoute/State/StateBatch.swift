@@ -34,9 +34,10 @@ public final class StateBatch: Sendable {
     private struct Round {
         var members: [any StateBatchMember] = []
         var publications: [@Sendable () -> Void] = []
-        /// The commit at ``maximumAge``, unset by an earlier commit: a timer that fires for
-        /// nothing still wakes its thread and a task of the pool.
-        var timer: DeadlineTimer.Token?
+        /// Whether this round's commit at ``maximumAge`` is set.
+        var armed = false
+        /// Counts rounds, so that a timer set for a round already committed does nothing.
+        var number: UInt64 = 0
     }
 
     /// What the open round holds; taken whole by a commit.
@@ -66,10 +67,9 @@ public final class StateBatch: Sendable {
     public func commit() {
         committing.withLock { _ in
             let taken = round.withLock { round in
-                defer { round = Round() }
+                defer { round = Round(number: round.number &+ 1) }
                 return round
             }
-            taken.timer.map(DeadlineTimer.shared.cancel)
             for member in taken.members {
                 do { try member.commitBatch() } catch { failureNotice("\(error)") }
             }
@@ -85,15 +85,41 @@ public final class StateBatch: Sendable {
         }
     }
 
-    /// Sets the round's timer if it has none. Under the round's lock, so that the commit
-    /// that takes the round also takes its timer to unset.
+    /// Sets the round's timer if it has none. Under the round's lock, so that a commit
+    /// that takes the round also takes its timer.
+    ///
+    /// The instant is on a grid of half ``maximumAge``, and a commit does not unset it:
+    /// rounds that follow one another then share the timer thread's next wake-up, where a
+    /// timer set and unset per round woke that thread (asleep with nothing to do) on every
+    /// send's path (Benchmarks README, tenth pass).
     private func arm(_ round: inout Round) {
-        guard round.timer == nil else { return }
-        // The timer's thread must return at once: the commit runs in a task of its own.
-        round.timer = DeadlineTimer.shared.schedule(at: .now + maximumAge) { [self] in
+        guard !round.armed else { return }
+        round.armed = true
+        let number = round.number
+        // The timer keeps the batch: what is published after its last holder let go (a
+        // request that ends just after the one that committed) is committed by it. Its
+        // thread must return at once: the commit runs in a task of its own.
+        DeadlineTimer.shared.schedule(at: Self.slot(within: maximumAge)) { [self] in
+            guard self.round.withLock({ $0.number == number && $0.armed }) else { return }
             Task.detached { self.commit() }
         }
     }
+
+    /// The latest point of the grid of `age / 2` that is at most `age` from now: between
+    /// half `age` and `age` from now, and the same for every call within one step.
+    static func slot(within age: Duration) -> ContinuousClock.Instant {
+        // Nanoseconds in an Int64 hold 292 years; an age beyond a year needs no grid.
+        guard age > .nanoseconds(1), age < .seconds(31_536_000) else { return .now + age }
+        let step = nanoseconds(age) / 2
+        let sinceOrigin = nanoseconds(.now + age - origin)
+        return origin + .nanoseconds(sinceOrigin - sinceOrigin % step)
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+    }
+
+    private static let origin = ContinuousClock.now
 }
 
 /// A store whose transactions can join a ``StateBatch``.
