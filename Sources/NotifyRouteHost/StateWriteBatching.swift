@@ -56,16 +56,33 @@ package final class Committed: Sendable {
     private struct State {
         var done = false
         var waiter: CheckedContinuation<Void, Never>?
+        var actions: [@Sendable () -> Void] = []
     }
     private let state = Mutex(State())
 
+    package init() {}
+
     package func signal() {
-        let waiter = state.withLock { state in
+        let (waiter, actions) = state.withLock { state in
             state.done = true
-            defer { state.waiter = nil }
-            return state.waiter
+            defer {
+                state.waiter = nil
+                state.actions = []
+            }
+            return (state.waiter, state.actions)
         }
         waiter?.resume()
+        for action in actions { action() }
+    }
+
+    /// Runs `action` once signalled, on the signalling thread (it must not block), and
+    /// returns true; returns false, without running it, when already signalled. Nothing
+    /// waits for it, so no task is resumed to run it.
+    package func whenDone(_ action: @escaping @Sendable () -> Void) -> Bool {
+        state.withLock { state in
+            if !state.done { state.actions.append(action) }
+            return !state.done
+        }
     }
 
     /// Whether ``signal()`` was called.

@@ -3,12 +3,12 @@ import NIOCore
 import NotifyRouteHost
 
 /// Answers a connection's `hello` on its event loop, before any line reaches the
-/// connection's task: the greeting is then a read and a write, with no hop to the
+/// ``ConnectionHandler``: the greeting is then a read and a write, with no hop to the
 /// router's threads and back (most of a `send`'s first round trip). A connection whose
-/// peer is refused gets no such handler; its task answers with the refusal.
+/// peer is refused gets no such handler; its ``ConnectionHandler`` answers with the refusal.
 ///
 /// A version-2 hello may come with its first request (``DaemonProtocol/Hello/greetBy``).
-/// That request goes on to the task only if the greeting was written before the client's
+/// That request goes on to be routed only if the greeting was written before the client's
 /// `greet_by`, read on the same clock after the write completed (a client that gave up by
 /// then found no greeting to read, routed the event itself, and must not see it twice), and
 /// only with the config the client named, if it named one.
@@ -96,7 +96,7 @@ final class GreetingHandler: ChannelInboundHandler {
                 let waiting = self.held
                 self.held = []
                 for data in waiting { self.channelRead(context: context, data: data) }
-                // Outside a read burst, the async channel hands lines on at read-complete only.
+                // Outside a read burst: what follows a read's lines is its read-complete.
                 if !waiting.isEmpty { context.fireChannelReadComplete() }
             }
         }

@@ -74,55 +74,56 @@ public struct RouterDaemon: Service {
         self.logger = logger
     }
 
-    typealias Connection = NIOAsyncChannel<LineFrame, ByteBuffer>
-
     public func run() async throws {
         let connections = ConnectionRegistry()
         // One loop for the listener and its connections: handing each new channel to the other
         // loop cost four wake-ups between the two per connection (perf sched), and a loop's
         // share of routing an event is small enough that one keeps up (Benchmarks README, seventh pass).
         let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let loopExecutor = EventLoopExecutor(loop)
         let bootstrap = ServerBootstrap(group: loop, childGroup: loop)
             .serverChannelOption(.backlog, value: 256)
             // A client that shuts down its writing side still gets the answers to what it sent.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<(Connection, PeerCredentials?)> = { channel in
-            // `struct ucred` needs _GNU_SOURCE, which Glibc's module is not built with; this has its layout.
-            let credentials: EventLoopFuture<PeerCredentials>? = (channel as? any SocketOptionProvider)?
-                .unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-            return (credentials ?? channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported))
-                .map { $0 as PeerCredentials? }
-                .recover { _ in nil }
-                .flatMapThrowing { peer in
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(LineFrameDecoder(limit: DaemonProtocol.maximumLineBytes)))
-                    if let peer, peerPolicy().refusal(for: peer) == nil {
-                        try channel.pipeline.syncOperations.addHandler(GreetingHandler(peerPID: peer.pid, welcome: { [host] in host.welcome }))
+            .childChannelInitializer { channel in
+                // `struct ucred` needs _GNU_SOURCE, which Glibc's module is not built with; this has its layout.
+                let credentials: EventLoopFuture<PeerCredentials>? = (channel as? any SocketOptionProvider)?
+                    .unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+                return (credentials ?? channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported))
+                    .map { $0 as PeerCredentials? }
+                    .recover { _ in nil }
+                    .flatMapThrowing { peer in
+                        let refusal = peer.map(peerPolicy().refusal(for:)) ?? "the peer's credentials could not be read"
+                        if let refusal {
+                            logger.warning("refused a connection", metadata: ["pid": "\(peer?.pid ?? 0)", "uid": "\(peer.map { String($0.uid) } ?? "?")", "reason": "\(refusal)"])
+                        }
+                        let pipeline = channel.pipeline.syncOperations
+                        try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(limit: DaemonProtocol.maximumLineBytes)))
+                        if let peer, refusal == nil {
+                            try pipeline.addHandler(GreetingHandler(peerPID: peer.pid, welcome: { [host] in host.welcome }))
+                        }
+                        try pipeline.addHandler(ConnectionHandler(daemon: self, registry: connections, loopExecutor: loopExecutor, refusal: refusal))
+                        connections.add(channel)
+                        channel.closeFuture.whenComplete { _ in connections.remove(channel) }
                     }
-                    let connection = try Connection(wrappingChannelSynchronously: channel)
-                    connections.add(channel)
-                    channel.closeFuture.whenComplete { _ in connections.remove(channel) }
-                    return (connection, peer)
-                }
-        }
-        let server: NIOAsyncChannel<(Connection, PeerCredentials?), Never>
+            }
+        let server: any Channel
         switch listener {
         case .path(let path):
             // Bound under a name of its own and renamed once its mode is set, so that whoever
             // finds the socket at its path never finds it with the umask's mode.
             let staging = path + ".\(getpid()).new"
             let fits = staging.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path)
-            server = try await bootstrap.bind(
-                unixDomainSocketPath: fits ? staging : path, cleanupExistingSocketFile: true, childChannelInitializer: initializer)
+            server = try await bootstrap.bind(unixDomainSocketPath: fits ? staging : path, cleanupExistingSocketFile: true).get()
             await applySocketAccess(at: fits ? staging : path)
             if fits, rename(staging, path) != 0 {
                 let reason = String(cString: strerror(errno))
                 unlink(staging)
-                try? await server.channel.close()
+                try? await server.close()
                 throw SocketError(description: "cannot move the socket to \(path): \(reason)")
             }
         case .inherited(let fd):
-            server = try await bootstrap.bind(fd, childChannelInitializer: initializer)
+            server = try await bootstrap.withBoundSocket(fd).get()
         }
         // The history's records go to its spool, one write each, and are folded into history.db
         // a moment after the first of a batch: one transaction for many events.
@@ -139,20 +140,21 @@ public struct RouterDaemon: Service {
         logger.info("listening", metadata: ["socket": "\(listenerDescription)"])
         options.onReady()
 
-        try await withGracefulShutdownHandler {
-            try await server.executeThenClose { inbound in
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await (connection, peer) in inbound {
-                        // Started on this thread, up to its first wait: a task enqueued instead woke
-                        // another pool thread per connection.
-                        group.addImmediateTask { await serve(connection, peer: peer, connections: connections) }
-                    }
-                }
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                // Ends when the listener is closed: at shutdown, or if it fails.
+                try? await server.closeFuture.get()
+            } onCancel: {
+                server.close(promise: nil)
+                connections.closeAll()
             }
+            // Every request read is answered (or its client gone) and routed before the sinks finish.
+            connections.shutDown()
+            await connections.drained()
         } onGracefulShutdown: {
             Systemd.notify("STOPPING=1")
             // Stop accepting; a client mid-request gets its answer, an idle one sees the end.
-            server.channel.close(promise: nil)
+            server.close(promise: nil)
             connections.shutDown()
         }
         await host.router.finish(within: options.drainLimit)
@@ -194,96 +196,6 @@ public struct RouterDaemon: Service {
         }
     }
 
-    private func serve(_ connection: Connection, peer: PeerCredentials?, connections: ConnectionRegistry) async {
-        do {
-            try await connection.executeThenClose { inbound, outbound in
-                // The same check as the greeting's (GreetingHandler), which this connection
-                // did not get if it is refused.
-                let policy = peerPolicy()
-                if let refusal = peer.map(policy.refusal(for:)) ?? "the peer's credentials could not be read" {
-                    logger.warning("refused a connection", metadata: ["pid": "\(peer?.pid ?? 0)", "uid": "\(peer.map { String($0.uid) } ?? "?")", "reason": "\(refusal)"])
-                    try await outbound.write(ByteBuffer(bytes: DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(refusal, exit: 69))))
-                    return
-                }
-                var session = Session()
-                // Answers go out in request order, each once its event's state is committed,
-                // while the next requests are read and routed (a pipelining client's events
-                // then share commits); at most `window` answers wait at a time.
-                let queue = AnswerQueue()
-                let window = AnswerWindow(limit: 128)
-                // One answer written, by the writer or the reader: true when the connection ends
-                // now (the daemon is shutting down and nothing is left to answer).
-                @Sendable func written() -> Bool {
-                    window.release()
-                    return connections.answered(connection.channel)
-                }
-                try await withThrowingDiscardingTaskGroup { group in
-                    group.addImmediateTask {
-                        defer { window.close() }
-                        do {
-                            // The answers due at once go out in one write: each write is a hop to
-                            // the event loop and a syscall, dearer than the answer.
-                            var buffer = ByteBuffer()
-                            var buffered = 0
-                            func flush() async throws -> Bool {
-                                guard buffered > 0 else { return false }
-                                try await outbound.write(buffer)
-                                buffer.clear()
-                                for _ in 0..<buffered {
-                                    if written() { return true }
-                                }
-                                buffered = 0
-                                return false
-                            }
-                            while let due = await queue.next() {
-                                for pending in due {
-                                    if let committed = pending.committed, !committed.isDone {
-                                        if try await flush() { connection.channel.close(promise: nil); return }
-                                        await committed.wait()
-                                    }
-                                    buffer.writeBytes(pending.line)
-                                    buffered += 1
-                                }
-                                if try await flush() { connection.channel.close(promise: nil); return }
-                            }
-                        } catch {
-                            connection.channel.close(promise: nil)
-                            throw error
-                        }
-                    }
-                    defer { queue.finish() }
-                    for try await frame in inbound {
-                        switch frame {
-                        case .tooLong(let length):
-                            let answer = DaemonProtocol.Answer.failure(
-                                "a request line of more than \(length) bytes; at most \(DaemonProtocol.maximumLineBytes) are read", exit: 64)
-                            if await window.acquire() { queue.push(Pending(line: DaemonProtocol.encodeLine(answer))) }
-                            return
-                        case .line(let line):
-                            guard !GreetingHandler.isBlank(line) else { continue }
-                            guard await window.acquire() else { return }
-                            connections.setBusy(connection.channel)
-                            let pending = await handle(line.readableBytesView, &session)
-                            // Due, with nothing before it: written here, since handing it to
-                            // the writer would wake another pool thread for one answer.
-                            guard pending.committed?.isDone ?? true, queue.writerIsIdle else {
-                                queue.push(pending)
-                                continue
-                            }
-                            try await outbound.write(ByteBuffer(bytes: pending.line))
-                            if written() {
-                                connection.channel.close(promise: nil)
-                                return
-                            }
-                        }
-                    }
-                }
-            }
-        } catch {
-            logger.debug("connection ended", metadata: ["error": "\(error)"])
-        }
-    }
-
     /// What one connection has said so far.
     struct Session {
         /// Reports of this connection's sends, for `wait` (the latest few only).
@@ -296,7 +208,7 @@ public struct RouterDaemon: Service {
         var committed: Committed?
     }
 
-    private func handle(_ line: some Collection<UInt8>, _ session: inout Session) async -> Pending {
+    func handle(_ line: some Collection<UInt8>, _ session: inout Session) async -> Pending {
         let request: DaemonProtocol.Request
         do {
             request = try DaemonProtocol.Request.parse(line)
@@ -426,160 +338,4 @@ public struct RouterDaemon: Service {
 /// The listening socket could not be put in place.
 struct SocketError: Error, CustomStringConvertible {
     var description: String
-}
-
-/// The open connections, so that shutdown can end the idle ones at once and the busy ones
-/// once they have answered.
-final class ConnectionRegistry: Sendable {
-    private struct State {
-        /// Per connection, the requests read and not yet answered.
-        var channels: [ObjectIdentifier: (channel: any Channel, unanswered: Int)] = [:]
-        var closing = false
-    }
-    private let state = Mutex(State())
-
-    func add(_ channel: any Channel) {
-        let closing = state.withLock { state in
-            state.channels[ObjectIdentifier(channel)] = (channel, 0)
-            return state.closing
-        }
-        if closing { channel.close(promise: nil) }
-    }
-
-    func remove(_ channel: any Channel) {
-        _ = state.withLock { $0.channels.removeValue(forKey: ObjectIdentifier(channel)) }
-    }
-
-    /// A request was read on this connection.
-    func setBusy(_ channel: any Channel) {
-        state.withLock { $0.channels[ObjectIdentifier(channel)]?.unanswered += 1 }
-    }
-
-    /// A request was answered; true when the daemon is shutting down and the connection
-    /// has nothing left to answer.
-    func answered(_ channel: any Channel) -> Bool {
-        state.withLock { state in
-            state.channels[ObjectIdentifier(channel)]?.unanswered -= 1
-            return state.closing && (state.channels[ObjectIdentifier(channel)]?.unanswered ?? 0) <= 0
-        }
-    }
-
-    func shutDown() {
-        let idle = state.withLock { state in
-            state.closing = true
-            return state.channels.values.filter { $0.unanswered <= 0 }.map(\.channel)
-        }
-        for channel in idle { channel.close(promise: nil) }
-    }
-}
-
-/// How many answers of one connection may wait to be written: a client that stops reading
-/// stops being read once that many are due, as it would with one request at a time.
-final class AnswerWindow: Sendable {
-    private struct State {
-        var waiting = 0
-        var reader: CheckedContinuation<Bool, Never>?
-        var closed = false
-    }
-    private let state = Mutex(State())
-    let limit: Int
-
-    init(limit: Int) { self.limit = limit }
-
-    /// Takes a place for one more answer, waiting for one while the window is full; false
-    /// once the writer is gone.
-    func acquire() async -> Bool {
-        let taken: Bool? = state.withLock { state in
-            if state.closed { return false }
-            guard state.waiting >= limit else { state.waiting += 1; return true }
-            return nil
-        }
-        if let taken { return taken }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let taken: Bool? = state.withLock { state in
-                if state.closed { return false }
-                guard state.waiting >= limit else { state.waiting += 1; return true }
-                state.reader = continuation
-                return nil
-            }
-            if let taken { continuation.resume(returning: taken) }
-        }
-    }
-
-    /// An answer was written: its place goes to the reader waiting for one, if any.
-    func release() {
-        let reader = state.withLock { state in
-            defer { state.reader = nil }
-            if state.reader == nil { state.waiting -= 1 }
-            return state.reader
-        }
-        reader?.resume(returning: true)
-    }
-
-    func close() {
-        let reader = state.withLock { state in
-            state.closed = true
-            defer { state.reader = nil }
-            return state.reader
-        }
-        reader?.resume(returning: false)
-    }
-}
-
-/// The answers of one connection in request order, from its reader to its writer, which
-/// takes all that are queued at once.
-final class AnswerQueue: Sendable {
-    private struct State {
-        var queued: [RouterDaemon.Pending] = []
-        var finished = false
-        var writer: CheckedContinuation<Void, Never>?
-    }
-    private let state = Mutex(State())
-
-    func push(_ pending: RouterDaemon.Pending) {
-        let writer = state.withLock { state in
-            state.queued.append(pending)
-            defer { state.writer = nil }
-            return state.writer
-        }
-        writer?.resume()
-    }
-
-    func finish() {
-        let writer = state.withLock { state in
-            state.finished = true
-            defer { state.writer = nil }
-            return state.writer
-        }
-        writer?.resume()
-    }
-
-    /// Whether the writer waits with nothing queued: then, since only the reader pushes,
-    /// the reader may write an answer itself without passing the writer.
-    var writerIsIdle: Bool {
-        state.withLock { $0.writer != nil && $0.queued.isEmpty }
-    }
-
-    /// Everything queued, waiting while nothing is; `nil` once finished and empty.
-    func next() async -> [RouterDaemon.Pending]? {
-        while true {
-            let taken: [RouterDaemon.Pending]?? = state.withLock { state in
-                if !state.queued.isEmpty {
-                    var taken: [RouterDaemon.Pending] = []
-                    swap(&taken, &state.queued)
-                    return taken
-                }
-                return state.finished ? .some(nil) : nil
-            }
-            if let taken { return taken }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state in
-                    guard state.queued.isEmpty && !state.finished else { return true }
-                    state.writer = continuation
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        }
-    }
 }

@@ -123,6 +123,52 @@ struct DaemonFaultTests {
         }
     }
 
+    /// A connection's first request is routed on the daemon's event loop; a sink that waits
+    /// (on a hung notification daemon) must not hold up the loop, and so every other client,
+    /// meanwhile.
+    @Test(.enabled(if: DBusMockDaemon.shouldRun, "needs dbus-daemon, gdbus and python3-dbusmock (bash .ci/setup)"))
+    func aSendWaitingOnAHungDesktopHoldsUpNoOtherClient() async throws {
+        try await PrivateJournal.withAccess {
+            let bus = try DBusMockDaemon.start()
+            defer { bus.shutdown() }
+            let directory = try TestEnvironment.temporaryDirectory("daemon-hung-desktop")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let config = directory.appendingPathComponent("config.yaml")
+            try """
+                sinks:
+                  desktop: { kind: desktop, deadline: 2s }
+                  journal: { kind: journal, deadline: 500ms, identifier: daemon-hung-desktop }
+                fallback: [journal]
+                """.write(to: config, atomically: true, encoding: .utf8)
+            let daemon = try DaemonProcess.start(config: config, environment: bus.environment)
+            defer { daemon.stop() }
+            let environment = daemon.environment.merging(bus.environment) { _, new in new }
+            let run = PrivateJournal.newRunID()
+            bus.freezeDaemon()
+            async let stuck = PrivateJournal.offPool {
+                let result = try ProcessRunner.notifyRoute(["send", "--json", "--sink", "desktop", "to a hung desktop"], environment: environment)
+                return (result, ContinuousClock.now)
+            }
+            // The stuck send is in the daemon's hands: its sink waits on the bus.
+            try await Task.sleep(for: .milliseconds(300))
+            let other = try await PrivateJournal.offPool {
+                try ProcessRunner.notifyRoute(
+                    ["send", "--json", "--sink", "journal", "-f", "\(PrivateJournal.runField)=\(run)", "meanwhile"], environment: environment)
+            }
+            let otherEnded = ContinuousClock.now
+            let (waited, stuckEnded) = try await stuck
+            #expect(other.status == 0, "\(other.standardError)")
+            #expect(try DaemonTests.json(other.standardOutput)["via"] as? String == "daemon")
+            #expect(other.duration < .milliseconds(700), "a send beside a stuck one took \(other.duration)")
+            #expect(otherEnded < stuckEnded, "the other send was answered while the stuck one waited")
+            let stuckReport = try DaemonTests.json(waited.standardOutput)
+            #expect(stuckReport["via"] as? String == "daemon", "\(waited.standardError)")
+            #expect(stuckReport["summary"] as? String != "delivered", "\(waited.standardOutput)")
+            #expect(try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"], count: 1).count == 1)
+            print("a send beside one stuck on a hung desktop: \(other.duration); the stuck one: \(waited.duration)")
+        }
+    }
+
     @Test(.enabled(if: DBusMockDaemon.shouldRun, "needs dbus-daemon, gdbus and python3-dbusmock (bash .ci/setup)"))
     func sixtyFourClientsAtOnceOnTheDesktopSink() async throws {
         let bus = try DBusMockDaemon.start()

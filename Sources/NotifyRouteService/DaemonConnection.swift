@@ -1,0 +1,433 @@
+import NIOCore
+import NotifyRouteHost
+import Synchronization
+
+/// One connection's requests, between its channel's handler (on the event loop) and the
+/// task that routes them.
+///
+/// Requests are routed in order by one task at a time, started when a request finds none
+/// running and ended when none is left: a connection waiting for its next line holds no
+/// task, and its end resumes none. Answers are written in request order, each once its
+/// event's state is committed, from whichever thread routed or committed it. (A task per
+/// connection over `NIOAsyncChannel` woke a thread of the pool or the loop about ten times
+/// per send: Benchmarks README, tenth pass.)
+final class DaemonConnection: Sendable {
+    enum Request: Sendable {
+        case line(ByteBuffer)
+        /// A line over the limit: answered, then the connection ends.
+        case tooLong(Int)
+    }
+
+    private struct State {
+        var requests = CircularBuffer<Request>()
+        var routing = false
+        var session = RouterDaemon.Session()
+        /// Answers not yet handed to the loop, in request order.
+        var answers = CircularBuffer<RouterDaemon.Pending>()
+        /// The commit the first answer waits for, once told to call back.
+        var waitingFor: Committed?
+        /// Answers due, for the loop's next write.
+        var outgoing = ByteBuffer()
+        var outgoingAnswers = 0
+        var writeAsked = false
+    }
+
+    private let state = Mutex(State())
+    private let handler: NIOLoopBound<ConnectionHandler>
+    private let loop: any EventLoop
+    private let registry: ConnectionRegistry
+
+    init(handler: ConnectionHandler, loop: any EventLoop, registry: ConnectionRegistry) {
+        self.handler = NIOLoopBound(handler, eventLoop: loop)
+        self.loop = loop
+        self.registry = registry
+    }
+
+    /// Queues a request; true when no task routes this connection's requests now, and the
+    /// caller must start one (``startRouting(with:on:)``).
+    func push(_ request: Request) -> Bool {
+        state.withLock { state in
+            state.requests.append(request)
+            defer { state.routing = true }
+            return !state.routing
+        }
+    }
+
+    /// Starts the task that routes what is queued: on the event loop when `loop` is given
+    /// (a connection's first request) and no other request is routed there, for that request
+    /// only (no thread is woken to route it, none to write its answer); else on the pool.
+    func startRouting(with daemon: RouterDaemon, on loop: EventLoopExecutor?) {
+        let registry = self.registry
+        registry.routingStarted()
+        if let loop, registry.claimLoop() {
+            Task(executorPreference: loop) {
+                await self.route(with: daemon, one: true)
+                registry.releaseLoop()
+                registry.routingEnded()
+            }
+        } else {
+            Task(executorPreference: globalConcurrentExecutor) {
+                await self.route(with: daemon)
+                registry.routingEnded()
+            }
+        }
+    }
+
+    /// Routes what is queued, in order, until nothing is; then the next request starts a
+    /// task again. With `one`, only the first: what follows it goes on in a task of the
+    /// pool (the caller's task runs on the event loop, which must go back to its sockets).
+    private func route(with daemon: RouterDaemon, one: Bool = false) async {
+        var session = state.withLock { $0.session }
+        var routed = 0
+        while true {
+            let request: Request
+            switch next(keeping: session, handingOver: one && routed > 0) {
+            case .request(let next): request = next
+            case .done: return
+            case .handedOver:
+                startRouting(with: daemon, on: nil)
+                return
+            }
+            let pending: RouterDaemon.Pending
+            switch request {
+            case .line(let line): pending = await daemon.handle(line.readableBytesView, &session)
+            case .tooLong(let length):
+                let answer = DaemonProtocol.Answer.failure(
+                    "a request line of more than \(length) bytes; at most \(DaemonProtocol.maximumLineBytes) are read", exit: 64)
+                pending = RouterDaemon.Pending(line: DaemonProtocol.encodeLine(answer))
+            }
+            answer(pending)
+            routed += 1
+        }
+    }
+
+    private enum Next {
+        case request(Request)
+        /// Nothing is queued: the next request starts a task.
+        case done
+        /// More is queued, for another task to route (this one keeps ``State/routing``).
+        case handedOver
+    }
+
+    private func next(keeping session: RouterDaemon.Session, handingOver: Bool) -> Next {
+        state.withLock { state in
+            if state.requests.isEmpty {
+                state.routing = false
+                state.session = session
+                return .done
+            }
+            if handingOver {
+                state.session = session
+                return .handedOver
+            }
+            return .request(state.requests.removeFirst())
+        }
+    }
+
+    private func answer(_ pending: RouterDaemon.Pending) {
+        state.withLock { state in
+            state.answers.append(pending)
+            writeDue(&state)
+        }
+    }
+
+    /// Moves the answers that are due, in order, to what the loop writes next, and has the
+    /// loop write it unless it is asked to already: answers made meanwhile go in that write.
+    private func writeDue(_ state: inout State) {
+        var count = 0
+        while let first = state.answers.first {
+            if let committed = first.committed {
+                if state.waitingFor === committed { break }
+                if committed.whenDone({ [self] in self.state.withLock { self.committedFirst(&$0) } }) {
+                    state.waitingFor = committed
+                    break
+                }
+            }
+            state.answers.removeFirst()
+            state.outgoing.writeBytes(first.line)
+            count += 1
+        }
+        guard count > 0 else { return }
+        state.outgoingAnswers += count
+        guard !state.writeAsked else { return }
+        state.writeAsked = true
+        loop.execute { [self] in
+            let (buffer, answers) = self.state.withLock { state in
+                defer {
+                    state.outgoing = ByteBuffer()
+                    state.outgoingAnswers = 0
+                    state.writeAsked = false
+                }
+                return (state.outgoing, state.outgoingAnswers)
+            }
+            self.handler.value.write(buffer, answers: answers)
+        }
+    }
+
+    private func committedFirst(_ state: inout State) {
+        state.waitingFor = nil
+        writeDue(&state)
+    }
+}
+
+/// A connection's place in the pipeline after its line decoder (and greeting): hands
+/// requests to its ``DaemonConnection``, writes the answers, stops reading while too many
+/// wait or the client does not read them, and closes the connection once everything read
+/// is answered and the client is done (or the daemon is shutting down).
+final class ConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = LineFrame
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// How many requests may wait for their answers before the connection is not read:
+    /// a client that stops reading stops being read.
+    static let window = 128
+
+    private let daemon: RouterDaemon
+    private let registry: ConnectionRegistry
+    private let loopExecutor: EventLoopExecutor
+    private let refusal: String?
+    private var connection: DaemonConnection?
+    private var context: ChannelHandlerContext?
+    /// Requests read and not yet answered, on this loop.
+    private var unanswered = 0
+    private var readHeld = false
+    private var routedBefore = false
+    /// Requests were queued for a task that is not started yet.
+    private var startPending = false
+    /// The client said it is done, or a line was too long: close once all is answered.
+    private var ending = false
+    private var lastWrite: EventLoopFuture<Void>?
+
+    /// - Parameter refusal: why the peer is not served; it is told so, and nothing is read.
+    init(daemon: RouterDaemon, registry: ConnectionRegistry, loopExecutor: EventLoopExecutor, refusal: String?) {
+        self.daemon = daemon
+        self.registry = registry
+        self.loopExecutor = loopExecutor
+        self.refusal = refusal
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        connection = DaemonConnection(handler: self, loop: context.eventLoop, registry: registry)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if let refusal {
+            let channel = context.channel
+            let line = DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(refusal, exit: 69))
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: line))).whenComplete { _ in channel.close(promise: nil) }
+        }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard refusal == nil, !ending, let connection else { return }
+        let request: DaemonConnection.Request
+        switch unwrapInboundIn(data) {
+        case .line(let line):
+            guard !GreetingHandler.isBlank(line) else { return }
+            request = .line(line)
+        case .tooLong(let length):
+            ending = true
+            request = .tooLong(length)
+        }
+        unanswered += 1
+        registry.setBusy(context.channel)
+        // Started once the read's lines are all queued: a task started at the first would
+        // often route it and end before the next, and each line would cost a task.
+        if connection.push(request) { startPending = true }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        startRouting()
+        context.fireChannelReadComplete()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        startRouting()  // lines read before the hang-up are routed all the same
+        context.fireChannelInactive()
+    }
+
+    private func startRouting() {
+        guard startPending, let connection else { return }
+        startPending = false
+        // Only a connection's first on the loop: a client that pipelines keeps its requests on
+        // the pool, where the loop does not route them in turn with everyone's reads and writes.
+        connection.startRouting(with: daemon, on: routedBefore ? nil : loopExecutor)
+        routedBefore = true
+    }
+
+    func read(context: ChannelHandlerContext) {
+        guard unanswered < Self.window, context.channel.isWritable, !ending else {
+            readHeld = true
+            return
+        }
+        context.read()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        resumeReading(context)
+        context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            startRouting()  // the last lines come from the decoder at the hang-up, with no read-complete
+            ending = true
+            if unanswered == 0 { close(context) }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Answers handed over by the ``DaemonConnection``, in request order.
+    fileprivate func write(_ buffer: ByteBuffer, answers count: Int) {
+        guard let context else { return }
+        lastWrite = context.writeAndFlush(wrapOutboundOut(buffer))
+        unanswered -= count
+        var shuttingDown = false
+        for _ in 0..<count where registry.answered(context.channel) { shuttingDown = true }
+        if shuttingDown || (ending && unanswered == 0) {
+            close(context)
+        } else {
+            resumeReading(context)
+        }
+    }
+
+    private func resumeReading(_ context: ChannelHandlerContext) {
+        guard readHeld, unanswered < Self.window, context.channel.isWritable, !ending else { return }
+        readHeld = false
+        context.read()
+    }
+
+    /// Closes once the last answer is in the socket (a close fails writes still queued).
+    private func close(_ context: ChannelHandlerContext) {
+        let channel = context.channel
+        if let lastWrite {
+            lastWrite.whenComplete { _ in channel.close(promise: nil) }
+        } else {
+            channel.close(promise: nil)
+        }
+    }
+}
+
+/// The open connections, so that shutdown can end the idle ones at once and the busy ones
+/// once they have answered, and wait until every one is closed and routed.
+final class ConnectionRegistry: Sendable {
+    private struct State {
+        /// Per connection, the requests read and not yet answered.
+        var channels: [ObjectIdentifier: (channel: any Channel, unanswered: Int)] = [:]
+        var closing = false
+        /// Connections whose requests a task is routing (also after they closed).
+        var routing = 0
+        /// Whether a request is routed on the event loop.
+        var loopClaimed = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = Mutex(State())
+
+    func add(_ channel: any Channel) {
+        let closing = state.withLock { state in
+            state.channels[ObjectIdentifier(channel)] = (channel, 0)
+            return state.closing
+        }
+        if closing { channel.close(promise: nil) }
+    }
+
+    func remove(_ channel: any Channel) {
+        update { $0.channels.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    /// A request was read on this connection.
+    func setBusy(_ channel: any Channel) {
+        state.withLock { $0.channels[ObjectIdentifier(channel)]?.unanswered += 1 }
+    }
+
+    /// A request was answered; true when the daemon is shutting down and the connection
+    /// has nothing left to answer.
+    func answered(_ channel: any Channel) -> Bool {
+        state.withLock { state in
+            state.channels[ObjectIdentifier(channel)]?.unanswered -= 1
+            return state.closing && (state.channels[ObjectIdentifier(channel)]?.unanswered ?? 0) <= 0
+        }
+    }
+
+    func routingStarted() {
+        state.withLock { $0.routing += 1 }
+    }
+
+    func routingEnded() {
+        update { $0.routing -= 1 }
+    }
+
+    /// Takes the event loop for routing one request; false when another has it.
+    func claimLoop() -> Bool {
+        state.withLock { state in
+            defer { state.loopClaimed = true }
+            return !state.loopClaimed
+        }
+    }
+
+    func releaseLoop() {
+        state.withLock { $0.loopClaimed = false }
+    }
+
+    /// Stops new connections, and closes those with nothing to answer.
+    func shutDown() {
+        let idle = state.withLock { state in
+            state.closing = true
+            return state.channels.values.filter { $0.unanswered <= 0 }.map(\.channel)
+        }
+        for channel in idle { channel.close(promise: nil) }
+    }
+
+    /// Closes every connection, answered or not.
+    func closeAll() {
+        let all = state.withLock { state in
+            state.closing = true
+            return state.channels.values.map(\.channel)
+        }
+        for channel in all { channel.close(promise: nil) }
+    }
+
+    /// Returns once, after ``shutDown()`` or ``closeAll()``, every connection is closed and
+    /// no task routes a request read from one.
+    func drained() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                let done = state.channels.isEmpty && state.routing == 0
+                if !done { state.waiter = continuation }
+                return done
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func update<Result>(_ body: (inout State) -> Result) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            _ = body(&state)
+            guard state.channels.isEmpty, state.routing == 0, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+}
+
+/// Runs the jobs of tasks that prefer it on an event loop, between its I/O. A task that
+/// starts on the loop it was read on, and answers there, wakes no other thread.
+final class EventLoopExecutor: TaskExecutor {
+    let loop: any EventLoop
+
+    init(_ loop: any EventLoop) { self.loop = loop }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        loop.execute { job.runSynchronously(on: executor) }
+    }
+}
