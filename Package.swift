@@ -216,7 +216,12 @@ let package = Package(
             dependencies: ["NotifyRouteNetwork", "NotifyRouteService", "NotifyRouteHost", "notify-route", "notify-route-network", "NotifyRouteTestSupport"]
         ),
         .testTarget(name: "NotifyRouteLoggingTests", dependencies: ["NotifyRouteLogging", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
-        .testTarget(name: "NotifyRouteServiceTests", dependencies: ["NotifyRouteService", "NotifyRouteHost", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
+        .testTarget(
+            name: "NotifyRouteServiceTests",
+            dependencies: [
+                "NotifyRouteService", "NotifyRouteHost", "NotifyRouteTesting", "NotifyRouteTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]),
         .testTarget(
             name: "NotifyRouteCLITests",
             dependencies: ["NotifyRouteCLI", "notify-route", "notify-route-network", "NotifyRouteTestSupport"],

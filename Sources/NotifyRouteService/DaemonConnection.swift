@@ -214,6 +214,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        // The connection holds this handler for its answers: let both go once routed.
+        connection = nil
     }
 
     func channelActive(context: ChannelHandlerContext) {
