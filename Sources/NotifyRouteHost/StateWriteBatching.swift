@@ -60,8 +60,6 @@ package final class Committed: Sendable {
     }
     private let state = Mutex(State())
 
-    package init() {}
-
     package func signal() {
         let (waiter, actions) = state.withLock { state in
             state.done = true
@@ -84,9 +82,6 @@ package final class Committed: Sendable {
             return !state.done
         }
     }
-
-    /// Whether ``signal()`` was called.
-    package var isDone: Bool { state.withLock { $0.done } }
 
     package func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -197,6 +197,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var startPending = false
     /// The client said it is done, or a line was too long: close once all is answered.
     private var ending = false
+    /// The daemon is stopping: close once what was read is answered.
+    private var shuttingDown = false
     private var lastWrite: EventLoopFuture<Void>?
 
     /// - Parameter refusal: why the peer is not served; it is told so, and nothing is read.
@@ -239,7 +241,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
             request = .tooLong(length)
         }
         unanswered += 1
-        registry.setBusy(context.channel)
         // Started once the read's lines are all queued: a task started at the first would
         // often route it and end before the next, and each line would cost a task.
         if connection.push(request) { startPending = true }
@@ -282,6 +283,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
             startRouting()  // the last lines come from the decoder at the hang-up, with no read-complete
             ending = true
             if unanswered == 0 { close(context) }
+        } else if event is ConnectionRegistry.ShuttingDown {
+            shuttingDown = true
+            if unanswered == 0 { close(context) }
+            return
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -291,9 +296,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         guard let context else { return }
         lastWrite = context.writeAndFlush(wrapOutboundOut(buffer))
         unanswered -= count
-        var shuttingDown = false
-        for _ in 0..<count where registry.answered(context.channel) { shuttingDown = true }
-        if shuttingDown || (ending && unanswered == 0) {
+        if unanswered == 0 && (ending || shuttingDown) {
             close(context)
         } else {
             resumeReading(context)
@@ -321,8 +324,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 /// once they have answered, and wait until every one is closed and routed.
 final class ConnectionRegistry: Sendable {
     private struct State {
-        /// Per connection, the requests read and not yet answered.
-        var channels: [ObjectIdentifier: (channel: any Channel, unanswered: Int)] = [:]
+        var channels: [ObjectIdentifier: any Channel] = [:]
         var closing = false
         /// Connections whose requests a task is routing (also after they closed).
         var routing = 0
@@ -334,7 +336,7 @@ final class ConnectionRegistry: Sendable {
 
     func add(_ channel: any Channel) {
         let closing = state.withLock { state in
-            state.channels[ObjectIdentifier(channel)] = (channel, 0)
+            state.channels[ObjectIdentifier(channel)] = channel
             return state.closing
         }
         if closing { channel.close(promise: nil) }
@@ -342,20 +344,6 @@ final class ConnectionRegistry: Sendable {
 
     func remove(_ channel: any Channel) {
         update { $0.channels.removeValue(forKey: ObjectIdentifier(channel)) }
-    }
-
-    /// A request was read on this connection.
-    func setBusy(_ channel: any Channel) {
-        state.withLock { $0.channels[ObjectIdentifier(channel)]?.unanswered += 1 }
-    }
-
-    /// A request was answered; true when the daemon is shutting down and the connection
-    /// has nothing left to answer.
-    func answered(_ channel: any Channel) -> Bool {
-        state.withLock { state in
-            state.channels[ObjectIdentifier(channel)]?.unanswered -= 1
-            return state.closing && (state.channels[ObjectIdentifier(channel)]?.unanswered ?? 0) <= 0
-        }
     }
 
     func routingStarted() {
@@ -378,20 +366,25 @@ final class ConnectionRegistry: Sendable {
         state.withLock { $0.loopClaimed = false }
     }
 
-    /// Stops new connections, and closes those with nothing to answer.
+    /// Told to each connection's ``ConnectionHandler`` at shutdown, which knows what it has
+    /// left to answer.
+    struct ShuttingDown: Sendable {}
+
+    /// Stops new connections; each open one closes once what it read is answered (at once
+    /// when nothing is).
     func shutDown() {
-        let idle = state.withLock { state in
+        let open = state.withLock { state in
             state.closing = true
-            return state.channels.values.filter { $0.unanswered <= 0 }.map(\.channel)
+            return Array(state.channels.values)
         }
-        for channel in idle { channel.close(promise: nil) }
+        for channel in open { channel.pipeline.fireUserInboundEventTriggered(ShuttingDown()) }
     }
 
     /// Closes every connection, answered or not.
     func closeAll() {
         let all = state.withLock { state in
             state.closing = true
-            return state.channels.values.map(\.channel)
+            return Array(state.channels.values)
         }
         for channel in all { channel.close(promise: nil) }
     }
