@@ -86,7 +86,7 @@ public final class DaemonClient {
                     var request = first()
                     request.id = self.nextID
                     self.nextID += 1
-                    return request.jsonValue.line
+                    return request.line
                 }
                 return
             } catch where error.isOldVersion {
@@ -183,7 +183,7 @@ public final class DaemonClient {
         var request = request
         request.id = nextID
         nextID += 1
-        try send(request.jsonValue.line)
+        try send(request.line)
         return try readAnswer(within: limit)
     }
 
@@ -310,6 +310,41 @@ public final class DaemonClient {
 }
 
 extension DaemonProtocol.Request {
+    /// The request as one protocol line: ``jsonValue``'s line, written key by key.
+    public var line: [UInt8] {
+        var line: [UInt8] = [UInt8(ascii: "{")]
+        line.reserveCapacity(256)
+        func key(_ name: StaticString) {
+            if line.count > 1 { line.append(UInt8(ascii: ",")) }
+            line.append(UInt8(ascii: "\""))
+            line.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            line.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        }
+        // In the order of `JSONValue.write`'s sorted keys.
+        if dryRun { key("dry_run"); line.append(contentsOf: "true".utf8) }
+        if let notification {
+            key("event"); notification.writeJSON(into: &line)
+        } else if let event {
+            key("event"); event.write(into: &line)
+        }
+        if let waitFor { key("for"); line.append(contentsOf: String(waitFor).utf8) }
+        if let id { key("id"); line.append(contentsOf: String(id).utf8) }
+        if let replaceKey { key("replace_key"); JSONWriter.string(replaceKey, into: &line) }
+        key("request"); JSONWriter.string(kind.rawValue, into: &line)
+        if let sinks {
+            key("sinks")
+            line.append(UInt8(ascii: "["))
+            for (index, sink) in sinks.enumerated() {
+                if index > 0 { line.append(UInt8(ascii: ",")) }
+                JSONWriter.string(sink, into: &line)
+            }
+            line.append(UInt8(ascii: "]"))
+        }
+        if wait { key("wait"); line.append(contentsOf: "true".utf8) }
+        line.append(contentsOf: [UInt8(ascii: "}"), UInt8(ascii: "\n")])
+        return line
+    }
+
     /// The request as its JSON line's object.
     public var jsonValue: JSONValue {
         var object: [String: JSONValue] = ["request": .string(kind.rawValue)]

@@ -45,10 +45,35 @@ extension DaemonProtocol {
     /// A line that does not read as the type asked for (what `JSONDecoder` would refuse).
     public struct ReadError: Error, Sendable {}
 
-    /// One line's object, its keys with the first of duplicates winning.
-    static func object(_ line: some Collection<UInt8>) throws(ReadError) -> [String: JSONValue] {
+    /// One line's object, as parsed: its members are read where they are, with no
+    /// dictionary or ``JSONValue`` made of them (the parser refuses duplicate keys).
+    static func members(_ line: some Collection<UInt8>) throws(ReadError) -> [(key: String, value: JSONLine)] {
         guard case .object(let members)? = try? parseLine(line) else { throw ReadError() }
-        return JSONValue.entries(members)
+        return members
+    }
+}
+
+/// A member's value read as `JSONDecoder` reads an optional of that type: `nil` when it is
+/// missing or null, an error when it is there with another type.
+private enum Member {
+    static func string(_ value: JSONLine?) throws(DaemonProtocol.ReadError) -> String? {
+        switch value {
+        case nil, .null?: return nil
+        case .string(let text)?: return text
+        default: throw DaemonProtocol.ReadError()
+        }
+    }
+
+    /// A whole number that fits `T` (`3`, `3.0`, `3e0`), as `JSONDecoder` takes one.
+    static func integer<T: FixedWidthInteger>(_ value: JSONLine?, _: T.Type) throws(DaemonProtocol.ReadError) -> T? {
+        switch value {
+        case nil, .null?: return nil
+        case .number(let text)?:
+            if let integer = T(text) { return integer }
+            guard let number = Double(text), number.rounded() == number, let integer = T(exactly: number) else { throw DaemonProtocol.ReadError() }
+            return integer
+        default: throw DaemonProtocol.ReadError()
+        }
     }
 }
 
@@ -56,56 +81,60 @@ extension DaemonProtocol.Hello {
     /// Reads a greeting as `JSONDecoder` reads ``DaemonProtocol/Hello``: `hello` and
     /// `version` required, the rest optional, unknown keys ignored.
     public init(line: some Collection<UInt8>) throws(DaemonProtocol.ReadError) {
-        let entries = try DaemonProtocol.object(line)
-        guard let hello = try entries.optional("hello", \.string), let version = try entries.integer("version", Int.self) else {
+        var hello, version, pid, answerWithin, config, greetBy: JSONLine?
+        for (key, value) in try DaemonProtocol.members(line) {
+            switch key {
+            case "hello": hello = value
+            case "version": version = value
+            case "pid": pid = value
+            case "answer_within_ms": answerWithin = value
+            case "config": config = value
+            case "greet_by": greetBy = value
+            default: break
+            }
+        }
+        guard let name = try Member.string(hello), let number = try Member.integer(version, Int.self) else {
             throw DaemonProtocol.ReadError()
         }
-        self.init(version: version, pid: try entries.integer("pid", Int32.self),
-                  answerWithinMS: try entries.integer("answer_within_ms", Int.self), config: try entries.optional("config", \.string))
-        self.hello = hello
-        greetBy = try entries.integer("greet_by", Int64.self)
+        self.init(version: number, pid: try Member.integer(pid, Int32.self),
+                  answerWithinMS: try Member.integer(answerWithin, Int.self), config: try Member.string(config))
+        self.hello = name
+        self.greetBy = try Member.integer(greetBy, Int64.self)
     }
 }
 
 extension DaemonProtocol.Answer {
-    /// Reads an answer line as `JSONDecoder` reads ``DaemonProtocol/Answer``.
+    /// Reads an answer line as `JSONDecoder` reads ``DaemonProtocol/Answer``. The report
+    /// stays as parsed (``reportObject``) until it is asked for.
     public init(line: some Collection<UInt8>) throws(DaemonProtocol.ReadError) {
-        let entries = try DaemonProtocol.object(line)
-        self.init(id: try entries.integer("id", Int.self))
-        exit = try entries.integer("exit", Int32.self)
-        report = entries["report"].flatMap { $0 == .null ? nil : $0 }
-        text = try entries.optional("text", \.string)
-        if case .array(let items)? = entries["problems"] {
-            problems = try items.map { (item: JSONValue) throws(DaemonProtocol.ReadError) -> String in
-                guard let text = item.string else { throw DaemonProtocol.ReadError() }
-                return text
+        self.init()
+        for (key, value) in try DaemonProtocol.members(line) {
+            switch key {
+            case "id": id = try Member.integer(value, Int.self)
+            case "exit": exit = try Member.integer(value, Int32.self)
+            case "report": if case .null = value { reportObject = nil } else { reportObject = value }
+            case "text": text = try Member.string(value)
+            case "problems":
+                switch value {
+                case .null: break
+                case .array(let items):
+                    problems = try items.map { (item: JSONLine) throws(DaemonProtocol.ReadError) -> String in
+                        guard case .string(let text) = item else { throw DaemonProtocol.ReadError() }
+                        return text
+                    }
+                default: throw DaemonProtocol.ReadError()
+                }
+            case "interaction": interaction = try Member.string(value)
+            case "error": error = try Member.string(value)
+            case "resend":
+                switch value {
+                case .null: break
+                case .bool(let flag): resend = flag
+                default: throw DaemonProtocol.ReadError()
+                }
+            case "status": if case .null = value { status = nil } else { status = JSONValue(value) }
+            default: break
             }
-        } else if let problems = entries["problems"], problems != .null {
-            throw DaemonProtocol.ReadError()
-        }
-        interaction = try entries.optional("interaction", \.string)
-        error = try entries.optional("error", \.string)
-        resend = try entries.optional("resend") { value -> Bool? in
-            if case .bool(let flag) = value { flag } else { nil }
-        }
-        status = entries["status"].flatMap { $0 == .null ? nil : $0 }
-    }
-}
-
-extension Dictionary where Key == String, Value == JSONValue {
-    /// The key's value read by `read`; `nil` when it is missing or null, an error when it
-    /// is there with another type.
-    fileprivate func optional<T>(_ key: String, _ read: (JSONValue) -> T?) throws(DaemonProtocol.ReadError) -> T? {
-        guard let value = self[key], value != .null else { return nil }
-        guard let read = read(value) else { throw DaemonProtocol.ReadError() }
-        return read
-    }
-
-    /// A whole number that fits `T`, as `JSONDecoder` takes one.
-    fileprivate func integer<T: FixedWidthInteger>(_ key: String, _: T.Type) throws(DaemonProtocol.ReadError) -> T? {
-        try optional(key) { value -> T? in
-            guard let number = value.number, number.rounded() == number, let integer = T(exactly: number) else { return nil }
-            return integer
         }
     }
 }

@@ -45,10 +45,15 @@ public enum DaemonProtocol {
         public var kind: Kind
         /// The event object (the ingest schema).
         public var event: JSONValue? {
-            get { eventValue ?? eventObject.map(JSONValue.init) }
-            set { eventValue = newValue; eventObject = nil }
+            get { eventValue ?? eventObject.map(JSONValue.init) ?? notification?.jsonValue }
+            set { eventValue = newValue; eventObject = nil; notification = nil }
         }
         private var eventValue: JSONValue?
+        /// A client's: the event to send, written into the request line from its fields
+        /// (``line``), as ``event`` would be but without a dictionary made and sorted first.
+        public var notification: NotificationEvent? {
+            didSet { if notification != nil { eventValue = nil; eventObject = nil } }
+        }
         public var sinks: [String]?
         public var wait = false
         public var dryRun = false
@@ -182,7 +187,14 @@ public enum DaemonProtocol {
         /// The exit code the CLI gives for this outcome (0, 1, 64, 65, 69, 78).
         public var exit: Int32?
         /// The delivery report, exactly as `send --json` prints it.
-        public var report: JSONValue?
+        public var report: JSONValue? {
+            get { reportValue ?? reportObject.map(JSONValue.init) }
+            set { reportValue = newValue; reportObject = nil }
+        }
+        private var reportValue: JSONValue?
+        /// The client's: the report as read from the answer line, made a ``JSONValue`` only
+        /// when asked for; a plain `send` needs only its ``summary``.
+        package var reportObject: JSONLine?
         /// The report as `send --verbose` prints it.
         public var text: String?
         /// What a plain `send` prints on stderr (failed sinks, notes).
@@ -203,6 +215,45 @@ public enum DaemonProtocol {
         }
 
         public init(id: Int? = nil) { self.id = id }
+
+        /// Whether the answer carries a report (a request carried out).
+        public var hasReport: Bool { reportValue != nil || reportObject != nil }
+
+        /// The report's `summary` (``DeliveryReport/Summary``), read without the rest of it.
+        public var summary: String? {
+            if let reportObject {
+                guard case .object(let members) = reportObject, case .string(let text)? = members.first(where: { $0.key == "summary" })?.value
+                else { return nil }
+                return text
+            }
+            return reportValue?["summary"]?.string
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decodeIfPresent(Int.self, forKey: .id)
+            exit = try container.decodeIfPresent(Int32.self, forKey: .exit)
+            reportValue = try container.decodeIfPresent(JSONValue.self, forKey: .report)
+            text = try container.decodeIfPresent(String.self, forKey: .text)
+            problems = try container.decodeIfPresent([String].self, forKey: .problems)
+            interaction = try container.decodeIfPresent(String.self, forKey: .interaction)
+            error = try container.decodeIfPresent(String.self, forKey: .error)
+            resend = try container.decodeIfPresent(Bool.self, forKey: .resend)
+            status = try container.decodeIfPresent(JSONValue.self, forKey: .status)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(id, forKey: .id)
+            try container.encodeIfPresent(exit, forKey: .exit)
+            try container.encodeIfPresent(report, forKey: .report)
+            try container.encodeIfPresent(text, forKey: .text)
+            try container.encodeIfPresent(problems, forKey: .problems)
+            try container.encodeIfPresent(interaction, forKey: .interaction)
+            try container.encodeIfPresent(error, forKey: .error)
+            try container.encodeIfPresent(resend, forKey: .resend)
+            try container.encodeIfPresent(status, forKey: .status)
+        }
 
         /// The answer as one line, keys sorted as ``DaemonProtocol/encodeLine(_:)`` sorts
         /// them, with ``encodedReport`` in place of ``report`` when it is set.
@@ -230,8 +281,10 @@ public enum DaemonProtocol {
             if let encodedReport {
                 key("report")
                 line.append(contentsOf: encodedReport.last == UInt8(ascii: "\n") ? encodedReport.dropLast() : encodedReport[...])
-            } else if let report {
+            } else if let report = reportValue {
                 key("report"); line.append(contentsOf: encodeLine(report).dropLast())
+            } else if let reportObject {
+                key("report"); JSONValue(reportObject).write(into: &line)
             }
             if let resend { key("resend"); line.append(contentsOf: (resend ? "true" : "false").utf8) }
             if let status { key("status"); line.append(contentsOf: encodeLine(status).dropLast()) }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NotifyRoute
 import NotifyRouteService
 import Testing
 
@@ -32,6 +33,9 @@ struct DaemonClientReadingTests {
         #expect(read.problems == decoded.problems && read.interaction == decoded.interaction && read.error == decoded.error)
         #expect(read.report == decoded.report && read.status == decoded.status)
         #expect(read.report == answer.report)
+        #expect(read.summary == "failed" && read.hasReport)
+        // Written again as it was read: the daemon's line and the client's are the same text.
+        #expect(read.line() == DaemonProtocol.encodeLine(answer))
     }
 
     @Test func aGreetingAndARefusalRead() throws {
@@ -63,5 +67,41 @@ struct DaemonClientReadingTests {
         request.sinks = ["desktop", "journal"]
         request.dryRun = true
         #expect(request.jsonValue.line == DaemonProtocol.encodeLine(request.jsonValue))
+    }
+
+    /// A client's `send` writes its event from the event's fields (``DaemonProtocol/Request/notification``):
+    /// the same line as the event made a ``JSONValue`` and encoded, every field set or none.
+    @Test(arguments: [
+        NotificationEvent(title: "Disk full"),
+        NotificationEvent(
+            title: "Disk \"sda\"\n/ full \u{1F4BE}", body: "92% used on /", level: .warning, timeout: .never, app: "df", source: "host/a",
+            tags: ["b", "a", "ü"], dedupKey: "disk", replaceKey: "disk-1", icon: "drive-harddisk", category: "device",
+            actions: [NotificationAction(id: "ack", label: "Acknowledge"), NotificationAction(id: "x", label: "\u{1}")],
+            fields: ["Z": "1", "A": "2", "é": "3"], messageID: "m-1", progress: 42),
+        NotificationEvent(title: "t", timeout: .after(.milliseconds(1500)), progress: -3),
+    ])
+    func aSendRequestWritesItsEventFromItsFields(event: NotificationEvent) {
+        var request = DaemonProtocol.Request(kind: .send, id: 3)
+        request.notification = event
+        request.sinks = ["journal"]
+        #expect(request.line == DaemonProtocol.encodeLine(request.jsonValue))
+        #expect(request.event == event.jsonValue)
+        var made = request
+        made.event = event.jsonValue
+        #expect(made.notification == nil && made.line == request.line)
+    }
+
+    @Test func everyRequestKindIsWrittenAsEncodeLineWritesIt() {
+        var close = DaemonProtocol.Request(kind: .close, id: 1)
+        close.replaceKey = "disk/1"
+        var wait = DaemonProtocol.Request(kind: .wait, id: 2)
+        wait.waitFor = 1
+        var send = DaemonProtocol.Request(kind: .send)
+        send.event = .object(["title": .string("x")])
+        send.wait = true
+        send.dryRun = true
+        for request in [close, wait, send, DaemonProtocol.Request(kind: .status, id: 9)] {
+            #expect(request.line == DaemonProtocol.encodeLine(request.jsonValue))
+        }
     }
 }

@@ -93,9 +93,9 @@ package enum JSONLine: Sendable {
             }
         }
 
-        mutating func literal(_ word: String) throws(Failure) {
-            let expected = Array(word.utf8)
-            guard bytes.count - index >= expected.count, Array(bytes[index..<index + expected.count]) == expected else {
+        mutating func literal(_ word: StaticString) throws(Failure) {
+            let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+            guard bytes.count - index >= expected.count, bytes[index..<index + expected.count].elementsEqual(expected) else {
                 throw fail("expected a value (an object, array, string, number, true, false or null)")
             }
             index += expected.count

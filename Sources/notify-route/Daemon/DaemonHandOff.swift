@@ -55,9 +55,9 @@ struct DaemonHandOff {
     /// draw, was among the sinks: routing here then gives what a local send would,
     /// without showing anything twice.
     private static func terminalCouldDeliver(_ answer: DaemonProtocol.Answer) -> Bool {
-        guard let report = answer.report, case .array(let sinks)? = report["sinks"],
-              let summary = report["summary"]?.string,
-              summary == DeliveryReport.Summary.noSinkAvailable.rawValue || summary == DeliveryReport.Summary.failed.rawValue
+        guard let summary = answer.summary,
+              summary == DeliveryReport.Summary.noSinkAvailable.rawValue || summary == DeliveryReport.Summary.failed.rawValue,
+              case .array(let sinks)? = answer.report?["sinks"]
         else { return false }
         return sinks.contains { $0["kind"]?.string == "terminal" && $0["status"]?.string == "unavailable" }
     }
@@ -90,7 +90,7 @@ struct DaemonHandOff {
             return nil
         }
         show(answer, json: json, text: verbose || (dryRun && !json), textOnStdout: dryRun && !json)
-        if wait && !dryRun && answer.report?["summary"]?.string == DeliveryReport.Summary.delivered.rawValue, let id = answer.id {
+        if wait && !dryRun && answer.summary == DeliveryReport.Summary.delivered.rawValue, let id = answer.id {
             waitForInteraction(of: id)
         }
         return ExitCode(answer.exit ?? ExitStatus.noneDelivered.rawValue)
@@ -99,7 +99,7 @@ struct DaemonHandOff {
     /// The `send` request of `event` (its id is the client's to set).
     static func sendRequest(_ event: NotificationEvent, sinks: [String], dryRun: Bool) -> DaemonProtocol.Request {
         var request = DaemonProtocol.Request(kind: .send)
-        request.event = event.jsonValue
+        request.notification = event
         request.sinks = sinks.isEmpty ? nil : sinks
         request.dryRun = dryRun
         return request
@@ -121,7 +121,7 @@ struct DaemonHandOff {
     func route(_ event: NotificationEvent, sinks: [String]) -> Routed {
         do {
             let answer = try client.request({
-                $0.event = event.jsonValue
+                $0.notification = event
                 $0.sinks = sinks.isEmpty ? nil : sinks
             }, kind: .send, within: client.routingLimit)
             return Self.terminalCouldDeliver(answer) ? .routeHere : .answered(answer)

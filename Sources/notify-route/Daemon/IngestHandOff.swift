@@ -62,14 +62,14 @@ extension Ingest {
     }
 
     private func show(_ answer: DaemonProtocol.Answer, line number: Int, _ tally: inout Tally) {
-        guard let report = answer.report else {
+        guard answer.hasReport else {
             // What the daemon refused that the local decoder let through.
             let error = answer.error ?? "the daemon sent no report"
             bad(number, error.hasPrefix("bad event: ") ? String(error.dropFirst("bad event: ".count)) : error, &tally)
             return
         }
-        count(report["summary"]?.string, &tally)
-        if json { Console.out("{\"line\":\(number)," + ReportPrinter.json(report, via: .daemon).dropFirst()) }
+        count(answer.summary, &tally)
+        if json, let report = answer.report { Console.out("{\"line\":\(number)," + ReportPrinter.json(report, via: .daemon).dropFirst()) }
         if global.verbose, let lines = answer.text {
             Console.error("stdin:\(number): " + lines)
         } else if !json {

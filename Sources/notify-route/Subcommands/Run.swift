@@ -103,7 +103,7 @@ struct Run: AsyncParsableCommand {
             return
         }
         if global.verbose, let text = answer.text { Console.error(text) } else { for line in answer.problems ?? [] { Console.error(line) } }
-        let summary = answer.report?["summary"]?.string
+        let summary = answer.summary
         if summary != DeliveryReport.Summary.delivered.rawValue && summary != DeliveryReport.Summary.suppressed.rawValue {
             Console.error("the notification was not delivered; the exit status stays the command's (\(status))")
         }
