@@ -18,6 +18,9 @@ public final class DaemonClient {
     private let acceptingAnyOwner: Bool
     private var fd: Int32 = -1
     private var buffer: [UInt8] = []
+    /// What one `recv` reads into, made once: a 64 KB chunk per read had malloc grow the
+    /// heap (`brk`, and page faults) on every send; an answer is a few hundred bytes.
+    private var chunk = [UInt8](repeating: 0, count: 4_096)
     private var nextID = 1
     /// The request sent with a version-2 hello, until its answer is read.
     private var first: First?
@@ -266,16 +269,14 @@ public final class DaemonClient {
                 buffer.removeSubrange(...newline)
                 return line
             }
-            // Uninitialised: a zeroed 64 KB chunk per read was a tenth of a send's instructions (memset).
             var failure: Int32 = 0
-            let chunk = [UInt8](unsafeUninitializedCapacity: 65_536) { storage, initialized in
+            let count = chunk.withUnsafeMutableBytes { storage in
                 let count = recv(fd, storage.baseAddress, storage.count, 0)
                 if count < 0 { failure = errno }
-                initialized = max(0, count)
+                return count
             }
-            let count = failure == 0 ? chunk.count : -1
             if count > 0 {
-                buffer += chunk
+                buffer += chunk[..<count]
             } else if count == 0 {
                 throw Unavailable(description: "the daemon at \(path) hung up before it answered")
             } else if failure == EAGAIN || failure == EINTR {
