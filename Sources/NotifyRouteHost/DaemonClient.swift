@@ -332,15 +332,7 @@ extension DaemonProtocol.Request {
         if let id { key("id"); line.append(contentsOf: String(id).utf8) }
         if let replaceKey { key("replace_key"); JSONWriter.string(replaceKey, into: &line) }
         key("request"); JSONWriter.string(kind.rawValue, into: &line)
-        if let sinks {
-            key("sinks")
-            line.append(UInt8(ascii: "["))
-            for (index, sink) in sinks.enumerated() {
-                if index > 0 { line.append(UInt8(ascii: ",")) }
-                JSONWriter.string(sink, into: &line)
-            }
-            line.append(UInt8(ascii: "]"))
-        }
+        if let sinks { key("sinks"); JSONWriter.strings(sinks, into: &line) }
         if wait { key("wait"); line.append(contentsOf: "true".utf8) }
         line.append(contentsOf: [UInt8(ascii: "}"), UInt8(ascii: "\n")])
         return line

@@ -269,15 +269,7 @@ public enum DaemonProtocol {
             if let exit { key("exit"); line.append(contentsOf: String(exit).utf8) }
             if let id { key("id"); line.append(contentsOf: String(id).utf8) }
             if let interaction { key("interaction"); JSONWriter.string(interaction, into: &line) }
-            if let problems {
-                key("problems")
-                line.append(UInt8(ascii: "["))
-                for (index, problem) in problems.enumerated() {
-                    if index > 0 { line.append(UInt8(ascii: ",")) }
-                    JSONWriter.string(problem, into: &line)
-                }
-                line.append(UInt8(ascii: "]"))
-            }
+            if let problems { key("problems"); JSONWriter.strings(problems, into: &line) }
             if let encodedReport {
                 key("report")
                 line.append(contentsOf: encodedReport.last == UInt8(ascii: "\n") ? encodedReport.dropLast() : encodedReport[...])

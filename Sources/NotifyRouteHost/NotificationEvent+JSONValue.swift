@@ -42,14 +42,6 @@ extension NotificationEvent {
         func set(_ name: String, _ value: String?) {
             if let value { key(name); JSONWriter.string(value, into: &bytes) }
         }
-        func list(_ items: [String]) {
-            bytes.append(UInt8(ascii: "["))
-            for (index, item) in items.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                JSONWriter.string(item, into: &bytes)
-            }
-            bytes.append(UInt8(ascii: "]"))
-        }
         if !actions.isEmpty {
             key("actions")
             bytes.append(UInt8(ascii: "["))
@@ -84,7 +76,7 @@ extension NotificationEvent {
         if let progress { key("progress"); JSONValue.number(Double(progress)).write(into: &bytes) }
         set("replace_key", replaceKey)
         set("source", source)
-        if !tags.isEmpty { key("tags"); list(tags.sorted()) }
+        if !tags.isEmpty { key("tags"); JSONWriter.strings(tags.sorted(), into: &bytes) }
         set("timeout", timeout?.description)
         set("title", title)
         bytes.append(UInt8(ascii: "}"))

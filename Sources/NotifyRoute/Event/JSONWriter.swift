@@ -180,6 +180,16 @@ package struct JSONWriter {
         }
     }
 
+    /// `items` as a JSON array of strings.
+    package static func strings(_ items: [String], into bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, item) in items.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            string(item, into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     /// `text` as a JSON string: `"` and `\` escaped, control characters as `\n`, `\t`, ...
     /// or `\u00XX`, everything else (`/` and non-ASCII included) as it is.
     package static func string(_ text: String, into bytes: inout [UInt8]) {
