@@ -304,7 +304,7 @@ public enum DaemonProtocol {
     }
 
     /// The ingest parser's reading of a line: one pass, and errors that say where.
-    static func parseLine(_ line: some Collection<UInt8>) throws(ProtocolError) -> JSONLine {
+    package static func parseLine(_ line: some Collection<UInt8>) throws(ProtocolError) -> JSONLine {
         do {
             return try JSONLine.parse(utf8: Array(line))
         } catch {

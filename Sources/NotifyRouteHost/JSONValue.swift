@@ -56,7 +56,7 @@ public enum JSONValue: Codable, Hashable, Sendable {
 
 extension JSONValue {
     /// A value read by the ingest parser (the daemon's request lines).
-    init(_ line: JSONLine) {
+    package init(_ line: JSONLine) {
         switch line {
         case .null: self = .null
         case .bool(let value): self = .bool(value)

@@ -1,5 +1,6 @@
 import Glibc
 import NIOCore
+import NotifyRoute
 import NotifyRouteHost
 
 /// Answers a connection's `hello` on its event loop, before any line reaches the
@@ -107,34 +108,55 @@ final class GreetingHandler: ChannelInboundHandler {
         !line.readableBytesView.contains { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }
     }
 
-    /// A first line that should be our `hello`, or what is wrong with it.
+    /// A first line that should be our `hello`, or what is wrong with it. Read from the
+    /// parsed members where they lie: a ``JSONValue`` tree of the line (its dictionary) was
+    /// most of what the greeting cost the loop (Tests/Benchmarks/README.md, twelfth pass).
     static func read(hello line: some Collection<UInt8>) -> Result<DaemonProtocol.Hello, DaemonProtocol.ProtocolError> {
-        let value: JSONValue
+        let parsed: JSONLine
         do {
-            value = try DaemonProtocol.decodeObject(line)
+            parsed = try DaemonProtocol.parseLine(line)
         } catch {
             return .failure(error)
         }
-        guard value["hello"]?.string == DaemonProtocol.name else {
+        var name, version, config, greetBy: JSONLine?
+        if case .object(let members) = parsed {
+            for (key, value) in members {
+                switch key {
+                case "hello": name = value
+                case "version": version = value
+                case "config": config = value
+                case "greet_by": greetBy = value
+                default: break
+                }
+            }
+        }
+        guard case .string(DaemonProtocol.name)? = name else {
             return .failure(DaemonProtocol.ProtocolError(
                 "the first line must be {\"hello\":\"\(DaemonProtocol.name)\",\"version\":\(DaemonProtocol.version)}"))
         }
-        guard case .number(let number)? = value["version"], let version = Int(exactly: number), DaemonProtocol.versions.contains(version) else {
+        guard case .number(let text)? = version, let number = Self.integer(text, Int.self), DaemonProtocol.versions.contains(number) else {
             return .failure(DaemonProtocol.ProtocolError(
-                "protocol version \(value["version"].map { String(decoding: $0.line.dropLast(), as: UTF8.self) } ?? "missing"); this daemon speaks \(DaemonProtocol.versions.map(String.init).joined(separator: " and "))"))
+                "protocol version \(version.map { String(decoding: JSONValue($0).line.dropLast(), as: UTF8.self) } ?? "missing"); this daemon speaks \(DaemonProtocol.versions.map(String.init).joined(separator: " and "))"))
         }
-        var hello = DaemonProtocol.Hello(version: version)
-        switch value["config"] {
+        var hello = DaemonProtocol.Hello(version: number)
+        switch config {
         case nil, .null?: break
         case .string(let path)?: hello.config = path
         default: return .failure(DaemonProtocol.ProtocolError("\"config\": expected the path of a config file"))
         }
-        switch value["greet_by"] {
+        switch greetBy {
         case nil, .null?: break
-        case .number(let time)? where Int64(exactly: time) != nil: hello.greetBy = Int64(exactly: time)
+        case .number(let text)? where Self.integer(text, Int64.self) != nil: hello.greetBy = Self.integer(text, Int64.self)
         default: return .failure(DaemonProtocol.ProtocolError("\"greet_by\": expected an integer (CLOCK_MONOTONIC, microseconds)"))
         }
         return .success(hello)
+    }
+
+    /// A JSON number that is a whole `T`, however written (`2`, `2.0`, `2e0`), as a number
+    /// read into a `Double` and taken exactly was.
+    private static func integer<T: FixedWidthInteger>(_ text: String, _: T.Type) -> T? {
+        if let value = T(text) { return value }
+        return Double(text).flatMap { T(exactly: $0) }
     }
 
     /// Whether process `pid` reads the same `CLOCK_MONOTONIC` as this one: a client in
@@ -144,11 +166,11 @@ final class GreetingHandler: ChannelInboundHandler {
         switch ownTimeNamespace {
         case .none: return true
         case .unknown: return false
-        case .some(let own): return pid > 0 && namespaceLink("/proc/\(pid)/ns/time") == own
+        case .some(let own): return pid > 0 && namespaceLink("/proc/\(pid)/ns/time", equals: own)
         }
     }
 
-    private enum Namespace { case none, unknown, some(String) }
+    private enum Namespace { case none, unknown, some([UInt8]) }
 
     /// This process's time namespace; `none` on a kernel without them (before 5.6, or
     /// built without), where every process reads the one clock.
@@ -157,10 +179,18 @@ final class GreetingHandler: ChannelInboundHandler {
         return errno == ENOENT && namespaceLink("/proc/self/ns/mnt") != nil ? .none : .unknown
     }()
 
-    private static func namespaceLink(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: 64)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    private static func namespaceLink(_ path: String) -> [UInt8]? {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
+            let count = readlink(path, buffer.baseAddress!, buffer.count)
+            return count > 0 && count < buffer.count ? Array(buffer[..<count]) : nil
+        }
+    }
+
+    /// Whether the link at `path` reads `expected`; compared in place, once per connection.
+    private static func namespaceLink(_ path: String, equals expected: [UInt8]) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
+            let count = readlink(path, buffer.baseAddress!, buffer.count)
+            return count == expected.count && buffer[..<count].elementsEqual(expected)
+        }
     }
 }

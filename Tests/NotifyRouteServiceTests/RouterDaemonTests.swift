@@ -255,6 +255,36 @@ struct RouterDaemonTests {
         #expect(!GreetingHandler.sharesClock(with: 0) || !FileManager.default.fileExists(atPath: "/proc/self/ns/time"))
     }
 
+    /// The hello read from its parsed members: what it says, and each fault named as the
+    /// daemon answers it (a number is a number however it is written; unknown keys are ignored).
+    @Test func theHelloIsReadFromItsMembersAndEachFaultIsNamed() throws {
+        func read(_ line: String) -> Result<DaemonProtocol.Hello, DaemonProtocol.ProtocolError> {
+            GreetingHandler.read(hello: Array(line.utf8))
+        }
+        let one = try read(#"{"hello":"notify-route","version":1}"#).get()
+        #expect(one.version == 1 && one.greetBy == nil && one.config == nil)
+        let two = try read(#"{"config":"/etc/x.yaml","extra":[1,{"a":null}],"greet_by":27467669497,"hello":"notify-route","version":2.0}"#).get()
+        #expect(two.version == 2 && two.greetBy == 27467669497 && two.config == "/etc/x.yaml")
+        let nulls = try read(#"{"config":null,"greet_by":null,"hello":"notify-route","version":2e0}"#).get()
+        #expect(nulls.version == 2 && nulls.greetBy == nil && nulls.config == nil)
+
+        func fault(_ line: String) -> String? {
+            if case .failure(let error) = read(line) { return error.description }
+            return nil
+        }
+        #expect((fault("{\"hello\":") ?? "").hasPrefix("not JSON: "))
+        let first = #"the first line must be {"hello":"notify-route","version":1}"#
+        #expect(fault(#"{"version":1}"#) == first)
+        #expect(fault(#"{"hello":"other","version":1}"#) == first)
+        #expect(fault(#"[1,2]"#) == first)
+        #expect(fault(#"{"hello":"notify-route"}"#) == "protocol version missing; this daemon speaks 1 and 2")
+        #expect(fault(#"{"hello":"notify-route","version":"2"}"#) == #"protocol version "2"; this daemon speaks 1 and 2"#)
+        #expect(fault(#"{"hello":"notify-route","version":1.5}"#) == "protocol version 1.5; this daemon speaks 1 and 2")
+        #expect(fault(#"{"config":7,"hello":"notify-route","version":2}"#) == #""config": expected the path of a config file"#)
+        #expect(fault(#"{"greet_by":1.5,"hello":"notify-route","version":2}"#) == #""greet_by": expected an integer (CLOCK_MONOTONIC, microseconds)"#)
+        #expect(fault(#"{"greet_by":"5","hello":"notify-route","version":2}"#) == #""greet_by": expected an integer (CLOCK_MONOTONIC, microseconds)"#)
+    }
+
     /// A directory of the test's own, for its socket and state; the test removes it.
     private static func makeDirectory() -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("router-daemon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
