@@ -52,17 +52,43 @@ package enum ReportPrinter {
 
     /// The report as text, one line per sink.
     package static func text(_ report: DeliveryReport) -> String {
-        var lines = ["\(report.summary.rawValue): [\(report.event.level.rawValue)] \(report.event.title)"]
-        if let dropped = report.droppedBy { lines.append("  dropped by \(dropped)") }
-        for outcome in report.outcomes {
-            var line = "  \(outcome.sink) (\(outcome.kind)) via \(outcome.route): \(outcome.status)"
-            if let failover = outcome.failoverFor { line += " [failover for \(failover)]" }
-            if let handle = outcome.handle { line += " [handle \(handle)]" }
-            lines.append(line)
-            lines += outcome.notes.map { "      \($0)" }
+        // Appended into one string of its size: the daemon writes this text into every answer.
+        var text = ""
+        text.reserveCapacity(64 + report.event.title.utf8.count + report.outcomes.count * 80)
+        text += report.summary.rawValue
+        text += ": ["
+        text += report.event.level.rawValue
+        text += "] "
+        text += report.event.title
+        if let dropped = report.droppedBy {
+            text += "\n  dropped by "
+            text += dropped
         }
-        lines += report.notes.map { "  note: \($0)" }
-        return lines.joined(separator: "\n")
+        for outcome in report.outcomes {
+            text += "\n  "
+            text += outcome.sink
+            text += " ("
+            text += outcome.kind
+            text += ") via "
+            text += outcome.route
+            text += ": "
+            text += outcome.status.description
+            if let failover = outcome.failoverFor {
+                text += " [failover for "
+                text += failover
+                text += "]"
+            }
+            if let handle = outcome.handle { text += " [handle \(handle)]" }
+            for note in outcome.notes {
+                text += "\n      "
+                text += note
+            }
+        }
+        for note in report.notes {
+            text += "\n  note: "
+            text += note
+        }
+        return text
     }
 
     /// On a plain `send`: say what went wrong, and nothing when all went well.
