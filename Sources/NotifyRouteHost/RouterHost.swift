@@ -10,24 +10,33 @@ import Synchronization
 /// The daemon's current router, swapped whole on reload between two requests, and the
 /// counts `status` shows. Dedup windows, replace handles and held events live in the
 /// state store, not in the router, so a reload keeps them.
+///
+/// What every routed event touches (the router, the counts) is behind a mutex, not the
+/// actor: two hops to the actor per event were a third of the pool's jobs under load
+/// (Tests/Benchmarks/README.md, twelfth pass). Reload and `status` stay on the actor.
 public actor RouterHost {
     /// Builds a router from the config the daemon was started with, or throws what is
     /// wrong with it (a ``ConfigError`` with file:line:col).
     public typealias Loader = @Sendable () throws -> NotificationRouter
 
-    public private(set) var router: NotificationRouter
+    /// The router in use now; a reload swaps it.
+    public nonisolated var router: NotificationRouter { live.withLock { $0.router } }
     public private(set) var loadedAt: Date
     public private(set) var reloads = 0
     private let load: Loader
     private let startedAt = ContinuousClock.now
-    private var counts: [String: SinkCounts] = [:]
-    private var inFlight = 0
+    private struct Live {
+        var router: NotificationRouter
+        var counts: [String: SinkCounts] = [:]
+        var inFlight = 0
+        /// When a paused event last woke the timer (``tally(_:)``).
+        var lastPausePoke = ContinuousClock.now - .seconds(2)
+    }
+    private let live: Mutex<Live>
     /// Network deliveries that failed and may succeed later.
     public let retries: RetryQueue
     /// Wakes the daemon's held-summary timer when something new is held, and on reload.
     public nonisolated let summaryWakeup = TimerWakeup()
-    /// When a paused event last woke the timer (``tally(_:)``).
-    private var lastPausePoke = ContinuousClock.now - .seconds(2)
     private let welcomeBox: Mutex<Welcome>
 
     /// What a new connection is told and checked against, from the current config: the
@@ -70,7 +79,7 @@ public actor RouterHost {
         self.queueDepth = queueDepth
         self.stateProbe = state
         let router = try load()
-        self.router = router
+        self.live = Mutex(Live(router: router))
         self.loadedAt = Date()
         self.welcomeBox = Mutex(Self.welcome(for: router))
     }
@@ -89,8 +98,10 @@ public actor RouterHost {
     /// Loads the config again; on an error the old router stays and the error is thrown.
     public func reload() throws -> NotificationRouter {
         let fresh = try load()
-        let old = router
-        router = fresh
+        let old = live.withLock { live in
+            defer { live.router = fresh }
+            return live.router
+        }
         loadedAt = Date()
         reloads += 1
         welcomeBox.withLock { $0 = Self.welcome(for: fresh) }
@@ -108,50 +119,59 @@ public actor RouterHost {
         return DurationParser.milliseconds((longest ?? EventDefaults.builtInDeadline) * 2) + 1000
     }
 
-    package func begin() -> NotificationRouter {
-        inFlight += 1
-        return router
+    /// The router for an event about to be routed, counted in flight until ``end(_:)``.
+    package nonisolated func begin() -> NotificationRouter {
+        live.withLock { live in
+            live.inFlight += 1
+            return live.router
+        }
     }
 
-    package func end(_ report: DeliveryReport?) {
-        inFlight -= 1
+    package nonisolated func end(_ report: DeliveryReport?) {
+        let router = live.withLock { live in
+            live.inFlight -= 1
+            return live.router
+        }
         guard let report else { return }
         tally(report)
         if report.outcomes.contains(where: RetryQueue.isRetried) {
-            let router = router
             Task { [retries] in await retries.schedule(report, router: router) }
         }
     }
 
     /// Counts what a report's sinks did, for `status`; the first event held in a rate
     /// period or quiet hours sets the time its summary is due.
-    public func tally(_ report: DeliveryReport) {
-        for outcome in report.outcomes {
-            if case .suppressed(let reason) = outcome.status {
-                switch reason {
-                case .rateLimited(_, _, held: 1), .quietHours(_, held: 1), .grouped(_, count: 1, _): summaryWakeup.poke()
-                case .paused:
-                    // The timer learns the pause's end from the state; once a second is enough.
-                    let now = ContinuousClock.now
-                    if now - lastPausePoke > .seconds(1) {
-                        lastPausePoke = now
-                        summaryWakeup.poke()
+    public nonisolated func tally(_ report: DeliveryReport) {
+        var poke = false
+        live.withLock { live in
+            for outcome in report.outcomes {
+                if case .suppressed(let reason) = outcome.status {
+                    switch reason {
+                    case .rateLimited(_, _, held: 1), .quietHours(_, held: 1), .grouped(_, count: 1, _): poke = true
+                    case .paused:
+                        // The timer learns the pause's end from the state; once a second is enough.
+                        let now = ContinuousClock.now
+                        if now - live.lastPausePoke > .seconds(1) {
+                            live.lastPausePoke = now
+                            poke = true
+                        }
+                    default: break
                     }
-                default: break
                 }
+                var count = live.counts[outcome.sink] ?? SinkCounts()
+                switch outcome.status {
+                case .delivered: count.delivered += 1
+                case .replaced: count.replaced += 1
+                case .queued: count.queued += 1
+                case .suppressed: count.suppressed += 1
+                case .failed: count.failed += 1
+                case .unavailable: count.unavailable += 1
+                case .planned: break
+                }
+                live.counts[outcome.sink] = count
             }
-            var count = counts[outcome.sink] ?? SinkCounts()
-            switch outcome.status {
-            case .delivered: count.delivered += 1
-            case .replaced: count.replaced += 1
-            case .queued: count.queued += 1
-            case .suppressed: count.suppressed += 1
-            case .failed: count.failed += 1
-            case .unavailable: count.unavailable += 1
-            case .planned: break
-            }
-            counts[outcome.sink] = count
         }
+        if poke { summaryWakeup.poke() }
     }
 
     /// What `notify-route status` prints.
@@ -259,7 +279,7 @@ public actor RouterHost {
         }.sorted { ($0.route, $0.sink, $0.kind) < ($1.route, $1.sink, $1.kind) }
     }
 
-    private func inhibitionRecords(_ state: RouterState?) -> [InhibitionStatus] {
+    private func inhibitionRecords(_ state: RouterState?, _ router: NotificationRouter) -> [InhibitionStatus] {
         guard let state else { return [] }
         let rules = router.configuration.inhibitRules, now = Date()
         return state.inhibitors.values.filter { $0.expires > now && rules.indices.contains($0.rule) }.map { record in
@@ -274,6 +294,7 @@ public actor RouterHost {
     public func status(pid: Int32) async -> Status {
         let uptime = ContinuousClock.now - startedAt
         let state = stateProbe()  // one read of the whole state for the held events and the inhibitions
+        let (router, counts, inFlight) = live.withLock { ($0.router, $0.counts, $0.inFlight) }
         var sinks = counts
         for sink in router.configuration.sinks where sinks[sink.name] == nil { sinks[sink.name] = SinkCounts() }
         let retried = await retries.counts
@@ -289,8 +310,8 @@ public actor RouterHost {
             queues: Dictionary(uniqueKeysWithValues: router.configuration.sinks.compactMap { declaration in
                 router.sink(named: declaration.name).map { (declaration.name, Queue(depth: queueDepth($0), pending: $0.hasPendingWork)) }
             }),
-            held: heldRecords(state), pause: pauseStatus(), silences: silenceStatus())
-        status.inhibitions = inhibitionRecords(state)
+            held: heldRecords(state), pause: pauseStatus(router), silences: silenceStatus(router))
+        status.inhibitions = inhibitionRecords(state, router)
         if let work = try? router.pendingWork(limit: Self.pendingListed) {
             status.groups = work.groups.map {
                 GroupStatus(route: $0.route, sink: $0.sink, name: $0.name, count: $0.count, pending: $0.pending, due: HistoryTime.format($0.due))
@@ -320,13 +341,13 @@ public actor RouterHost {
         public var comment: String?
     }
 
-    private func pauseStatus() -> PauseStatus? {
+    private func pauseStatus(_ router: NotificationRouter) -> PauseStatus? {
         guard let state = try? router.memory?.pauseState(), let pause = state.pause, pause.isActive(at: Date()) else { return nil }
         return PauseStatus(below: pause.below.rawValue, since: HistoryTime.format(pause.since), until: pause.until.map(HistoryTime.format),
                            held: state.held)
     }
 
-    private func silenceStatus() -> [SilenceStatus] {
+    private func silenceStatus(_ router: NotificationRouter) -> [SilenceStatus] {
         let now = Date()
         return ((try? router.memory?.silences(now: now)) ?? []).filter { $0.isActive(at: now) }.map {
             SilenceStatus(id: $0.id, matchers: MatcherLine.format($0.matcher), ends: HistoryTime.format($0.ends), comment: $0.comment)

@@ -76,15 +76,15 @@ enum Daemon {
         options.drainLimit = .seconds(Int64(max(1, (await host.answerWithinMS) / 1000)))
         let daemon = RouterDaemon(listener: listener, host: host, rendering: .cli, options: options, logger: logger)
         let reloader = ReloadOnHangup(host: host, daemon: daemon, logger: logger)
-        let timer = HeldSummaryTimer(router: { await host.router }, wakeup: host.summaryWakeup, logger: logger,
-                                     delivered: { await host.tally($0) })
+        let timer = HeldSummaryTimer(router: { host.router }, wakeup: host.summaryWakeup, logger: logger,
+                                     delivered: { host.tally($0) })
         // The daemon's services: one entry per service that lives as long as it does.
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [
                 .init(service: daemon),
                 .init(service: reloader, successTerminationBehavior: .ignore),
                 .init(service: timer, successTerminationBehavior: .ignore),
-                .init(service: EscalationTimer(router: { await host.router }, logger: logger, delivered: { await host.tally($0) }),
+                .init(service: EscalationTimer(router: { host.router }, logger: logger, delivered: { host.tally($0) }),
                       successTerminationBehavior: .ignore),
                 .init(service: SourcesService(host: host, store: store as? SQLiteStateStore, logger: logger), successTerminationBehavior: .ignore),
             ],

@@ -39,7 +39,7 @@ public struct SourcesService: Service {
     static let routeWait = DispatchTimeInterval.seconds(30)
 
     public func run() async throws {
-        var current = await host.router.configuration.sources
+        var current = host.router.configuration.sources
         let (stream, continuation) = AsyncStream.makeStream(of: Work.self)
         let deliver: @Sendable (SourceAction) -> Void = { action in
             let work = Work(action: action, done: DispatchSemaphore(value: 0))
@@ -60,7 +60,7 @@ public struct SourcesService: Service {
                 // A reload may change the sources: look every second, between requests.
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
                     try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
-                    let fresh = await host.router.configuration.sources
+                    let fresh = host.router.configuration.sources
                     guard fresh != current, !Task.isShuttingDownGracefully else { continue }
                     logger.info("sources changed on reload; restarting them")
                     await readers.stopAll()
@@ -93,7 +93,7 @@ public struct SourcesService: Service {
     }
 
     private func route(_ action: SourceAction) async {
-        let router = await host.begin()
+        let router = host.begin()
         let report: DeliveryReport?
         switch action {
         case .send(let event):
@@ -104,7 +104,7 @@ public struct SourcesService: Service {
         case .close(let replaceKey):
             report = await router.close(replaceKey: replaceKey)
         }
-        await host.end(report)
+        host.end(report)
     }
 }
 
