@@ -9,17 +9,22 @@ import Glibc
 /// itself, so the spool stays small. The daemon appends its records too (``RouterMemory/spoolRecords()``)
 /// and folds them in batches: the spool's order is the order of the history.
 ///
-/// Appenders hold a shared `flock` while they write; a fold holds it exclusively from
-/// before it reads until after the rows are committed and the file is emptied, and takes it
-/// only inside history.db's write transaction, so the two locks are always taken in the
-/// same order. Each line carries a token, and a fold keeps the tokens it committed: a fold
-/// killed between its commit and the emptying of the file does not insert the lines twice.
-/// A line cut short by a writer killed mid-write is dropped alone.
+/// Appenders hold a shared `flock` while they write, and write only while the file they hold
+/// is still the one at the path. A fold, inside history.db's write transaction (so the two
+/// locks are always taken in the same order), takes the lock exclusively just long enough to
+/// move the file aside (``foldingName``); the next append makes a new spool, and the fold
+/// reads, inserts and commits the moved lines while appenders go on. The moved file is
+/// removed after the commit; a fold killed before that leaves it, and the next fold takes it
+/// first. Each line carries a token, and a fold keeps the last it committed: a moved file
+/// folded again after its commit inserts nothing twice. A line cut short by a writer killed
+/// mid-write is dropped alone.
 ///
 /// Fields are separated by bytes that UTF-8 never contains (0xFF between fields, 0xFD for
 /// an absent value, 0xFE ending a line), so no text needs escaping and a fold only splits.
 struct HistorySpool {
     static let fileName = "history.db-spool"
+    /// The spool a fold moved aside, until its lines are committed.
+    static let foldingName = "history.db-spool.folding"
     /// Past this size, the `send` that appended folds the spool into history.db.
     static let foldBytes = 256 << 10
     /// What a fold reads at most. An appender that finds the spool larger (history.db could
@@ -29,6 +34,7 @@ struct HistorySpool {
 
     let directory: String
     var path: String { directory + "/" + Self.fileName }
+    var foldingPath: String { directory + "/" + Self.foldingName }
 
     fileprivate static let field: UInt8 = 0xFF
     static let end: UInt8 = 0xFE
@@ -119,64 +125,120 @@ struct HistorySpool {
     /// could not (a fold under way, a file that is not ours, a spool too large, a failed
     /// write): the caller then writes to history.db itself.
     func append(_ row: Row) -> Int? {
-        let file = openForAppending()
-        guard file >= 0 else { return nil }
-        defer { close(file) }
-        return append(row, to: file, keptOpen: false)
+        let line = row.line()
+        // A fold may move the spool between the open and the lock: then once more, at the new one.
+        for _ in 0..<2 {
+            let file = openForAppending()
+            guard file >= 0 else { return nil }
+            defer { close(file) }
+            switch append(line: line, to: file, keptOpen: false) {
+            case .written(let size): return size
+            case .moved: continue
+            case .refused: return nil
+            }
+        }
+        return nil
     }
 
-    /// The spool opened for ``append(_:to:keptOpen:)``; -1 when it cannot be.
+    /// The spool opened for ``append(line:to:keptOpen:)``; -1 when it cannot be.
     func openForAppending() -> Int32 {
         // O_NONBLOCK: a FIFO in its place must not block the open.
         open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
     }
 
-    /// Appends `line` (``Row/line()``) to `file`, the spool as ``openForAppending()`` opened
-    /// it. A descriptor `keptOpen` between appends waits up to ``keptOpenWait`` for a fold
-    /// under way (it holds the lock for its transaction; a process just spawned holds a copy
-    /// of the descriptor until its `exec`), is unlocked after the write, and is refused once
-    /// the file is no longer at the path (`nil`: the caller opens it again).
-    func append(_ row: Row, to file: Int32, keptOpen: Bool) -> Int? {
-        append(line: row.line(), to: file, keptOpen: keptOpen)
-    }
-
-    /// How long a daemon's append waits for a fold to end before it records in history.db itself.
+    /// How long a daemon's append waits for a fold to move the spool aside (a process just
+    /// spawned may also hold a copy of the descriptor until its `exec`).
     static let keptOpenWait = Duration.milliseconds(200)
 
-    func append(line: [UInt8], to file: Int32, keptOpen: Bool) -> Int? {
+    enum Appended: Equatable {
+        /// The spool's size after the line.
+        case written(Int)
+        /// The file is no longer the spool at the path (a fold moved it aside, or it was
+        /// removed): nothing written; open the path again.
+        case moved
+        /// Not written (a spool too large or not ours, a failed write): the caller records the row itself.
+        case refused
+    }
+
+    /// Appends `line` (``Row/line()``) to `file`, the spool as ``openForAppending()`` opened
+    /// it, under a shared lock and only while it is the file at the path. A descriptor
+    /// `keptOpen` between appends waits up to ``keptOpenWait`` for the lock, and is unlocked
+    /// after the write.
+    func append(line: [UInt8], to file: Int32, keptOpen: Bool) -> Appended {
         if flock(file, LOCK_SH | LOCK_NB) != 0 {
-            guard keptOpen else { return nil }
+            guard keptOpen else { return .refused }
             let deadline = ContinuousClock.now + Self.keptOpenWait
             while flock(file, LOCK_SH | LOCK_NB) != 0 {
-                guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else { return nil }
+                guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else { return .refused }
                 usleep(200)
             }
         }
         defer { if keptOpen { flock(file, LOCK_UN) } }
-        var info = stat()
-        guard fstat(file, &info) == 0, info.st_nlink > 0, StateFiles.problem(info, maximumBytes: Self.maximumBytes) == nil
-        else { return nil }
+        var info = stat(), atPath = stat()
+        guard fstat(file, &info) == 0 else { return .refused }
+        // A fold moves the spool only under the exclusive lock: while this one is held, the
+        // file at the path stays the file written to.
+        guard info.st_nlink > 0, lstat(path, &atPath) == 0, atPath.st_dev == info.st_dev, atPath.st_ino == info.st_ino
+        else { return .moved }
+        guard StateFiles.problem(info, maximumBytes: Self.maximumBytes) == nil else { return .refused }
         let written = line.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
         guard written == line.count else {
             // Ends a partial line, so that only it is lost; the caller records the row again.
             if written > 0 { var end = Self.end; _ = write(file, &end, 1) }
-            return nil
+            return .refused
         }
-        return Int(info.st_size) + line.count
+        return .written(Int(info.st_size) + line.count)
     }
 
-    /// Whether there may be lines to fold: one `stat`.
+    /// Whether there may be lines to fold: one `stat`, two when a fold was killed.
     var mayHoldLines: Bool {
         var info = stat()
-        return lstat(path, &info) == 0 && info.st_size > 0
+        if lstat(path, &info) == 0 && info.st_size > 0 { return true }
+        return lstat(foldingPath, &info) == 0
     }
 
-    /// The spool, locked for a fold, and its complete, readable lines, each kept as the
+    /// `name` opened and locked (`operation`, waiting until `deadline`); `nil` when it is
+    /// missing, not ours (then removed, and `notice` told) or the lock was not had in time.
+    private func openLocked(_ name: String, _ operation: Int32, until deadline: ContinuousClock.Instant, notice: (String) -> Void) -> Int32? {
+        let file = open(name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard file >= 0 else {
+            if errno == ELOOP, unlink(name) == 0 { notice("\(name) was a symbolic link; removed") }
+            return nil
+        }
+        var info = stat()
+        if fstat(file, &info) == 0, let problem = StateFiles.problem(info, maximumBytes: Int.max) {
+            close(file)
+            if unlink(name) == 0 { notice("\(name) \(problem); removed") }
+            return nil
+        }
+        while flock(file, operation | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else {
+                close(file)
+                return nil
+            }
+            usleep(500)
+        }
+        return file
+    }
+
+    /// Moves `from` to `to` unless something is at `to` (a link, then the old name removed:
+    /// `rename` would replace it); `rename` where the file system has no hard links.
+    private static func move(_ from: String, to: String) -> Bool {
+        if link(from, to) == 0 { return unlink(from) == 0 }
+        guard errno == EPERM || errno == EOPNOTSUPP || errno == EMLINK else { return false }
+        var info = stat()
+        return lstat(to, &info) != 0 && errno == ENOENT && rename(from, to) == 0
+    }
+
+    /// A spool moved aside for a fold, and its complete, readable lines, each kept as the
     /// byte ranges of its fields in the bytes read: a daemon's fold takes thousands of lines,
-    /// and binds them to its insert as they are. Emptied by ``clear()`` once they are
-    /// committed; unlocked when released.
+    /// and binds them to its insert as they are. Removed by ``clear()`` once they are committed.
     final class Fold {
         private let file: Int32
+        private let path: String
+        /// Whether it is the moved spool of a fold killed before its end (its lines may be
+        /// committed already): the fold that takes it takes the spool next, apart.
+        let leftOver: Bool
         private let mapped: UnsafeMutableRawBufferPointer
         private let bytes: UnsafeBufferPointer<UInt8>
         /// ``fieldCount`` per line, into `bytes`; a count of -1 for an absent value.
@@ -186,9 +248,11 @@ struct HistorySpool {
         /// What was dropped, in words (a torn or unreadable line, what lay past the cap).
         let dropped: [String]
 
-        fileprivate init(file: Int32, mapped: UnsafeMutableRawBufferPointer, bytes: UnsafeBufferPointer<UInt8>,
+        fileprivate init(file: Int32, path: String, leftOver: Bool, mapped: UnsafeMutableRawBufferPointer, bytes: UnsafeBufferPointer<UInt8>,
                          ranges: [(start: Int, count: Int)], times: [Double], dropped: [String]) {
             self.file = file
+            self.path = path
+            self.leftOver = leftOver
             self.mapped = mapped
             self.bytes = bytes
             self.ranges = ranges
@@ -211,7 +275,8 @@ struct HistorySpool {
 
         func text(_ line: Int, _ index: Int) -> String? { field(line, index).map { String(decoding: $0, as: UTF8.self) } }
 
-        func clear() { _ = ftruncate(file, 0) }
+        /// Removes the moved file, still locked: a fold that found it meanwhile finds it gone.
+        func clear() { _ = unlink(path) }
 
         deinit {
             munmap(mapped.baseAddress, mapped.count)
@@ -277,34 +342,45 @@ struct HistorySpool {
         return index == bytes.count || String(validating: UnsafeBufferPointer(rebasing: bytes[index...]), as: UTF8.self) != nil
     }
 
-    /// Locks the spool and reads it, waiting for appenders until `deadline`. Call it inside
-    /// history.db's write transaction. `nil` when there is nothing to fold (or the lock was
-    /// not had in time: the lines wait for the next fold); a file in its place that is not
-    /// ours is removed, and `notice` told.
-    func lockForFold(until deadline: ContinuousClock.Instant, notice: (String) -> Void) -> Fold? {
-        let file = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard file >= 0 else {
-            if errno == ELOOP, unlink(path) == 0 { notice("\(path) was a symbolic link; removed") }
-            return nil
-        }
+    /// The lines to fold: the spool a killed fold left moved aside, else the spool, moved
+    /// aside under its exclusive lock (appenders wait for it until `deadline`; the fold's
+    /// inserts they do not wait for). Call it inside history.db's write transaction. `nil`
+    /// when there is nothing to fold (or a lock was not had in time: the lines wait for the
+    /// next fold); a file in its place that is not ours is removed, and `notice` told.
+    ///
+    /// The moved file stays locked (shared) until the fold has removed it: a fold that finds
+    /// it meanwhile waits, then finds it removed, and a fold never moves the spool onto it.
+    func takeForFold(until deadline: ContinuousClock.Instant, notice: (String) -> Void) -> Fold? {
         var info = stat()
-        if fstat(file, &info) == 0, let problem = StateFiles.problem(info, maximumBytes: Int.max) {
-            close(file)
-            if unlink(path) == 0 { notice("\(path) \(problem); removed") }
-            return nil
+        var leftOver = false
+        var file: Int32 = -1
+        if lstat(foldingPath, &info) == 0 {
+            guard let moved = openLocked(foldingPath, LOCK_EX, until: deadline, notice: notice) else { return nil }
+            // Removed by the fold that moved it, once committed: nothing left over.
+            if fstat(moved, &info) == 0 && info.st_nlink > 0 && info.st_size > 0 {
+                file = moved
+                leftOver = true
+            } else {
+                if info.st_nlink > 0 { unlink(foldingPath) }
+                close(moved)
+            }
         }
-        while flock(file, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else {
-                close(file)
+        if !leftOver {
+            guard let spool = openLocked(path, LOCK_EX, until: deadline, notice: notice) else { return nil }
+            // Its size now that appenders wait for the lock. After the move none writes to it:
+            // each checks, under its shared lock, that its file is still the one at the path.
+            var atPath = stat()
+            guard fstat(spool, &info) == 0, info.st_size > 0, lstat(path, &atPath) == 0,
+                  atPath.st_dev == info.st_dev, atPath.st_ino == info.st_ino, Self.move(path, to: foldingPath)
+            else {
+                close(spool)
                 return nil
             }
-            usleep(500)
+            // Shared from now on: appenders take theirs and find the file moved.
+            flock(spool, LOCK_SH)
+            file = spool
         }
-        // Its size now that appenders wait for the lock.
-        guard fstat(file, &info) == 0, info.st_size > 0 else {
-            close(file)
-            return nil
-        }
+        let name = leftOver ? foldingPath : path
         let tooLong = Int(info.st_size) > Self.maximumBytes
         let length = min(Int(info.st_size), Self.maximumBytes)
         // Mapped, not allocated: a daemon folds megabytes a second, and malloc would keep
@@ -313,7 +389,7 @@ struct HistorySpool {
               mapped != UnsafeMutableRawPointer(bitPattern: -1)
         else {
             close(file)
-            notice("\(path) cannot be read: no memory for \(length) bytes")
+            notice("\(name) cannot be read: no memory for \(length) bytes")
             return nil
         }
         var done = 0
@@ -327,13 +403,13 @@ struct HistorySpool {
                 let reason = String(cString: strerror(errno))
                 munmap(mapped, length)
                 close(file)
-                notice("\(path) cannot be read: \(reason)")
+                notice("\(name) cannot be read: \(reason)")
                 return nil
             }
         }
         var dropped: [String] = []
         var unreadable = 0
-        if tooLong { dropped.append("\(path) is more than \(Self.maximumBytes) bytes: what lies past that is dropped") }
+        if tooLong { dropped.append("\(name) is more than \(Self.maximumBytes) bytes: what lies past that is dropped") }
         let kept = UnsafeMutableRawBufferPointer(start: mapped, count: length)
         let spool = UnsafeBufferPointer(start: mapped.assumingMemoryBound(to: UInt8.self), count: done)
         var ranges: [(start: Int, count: Int)] = []
@@ -357,7 +433,7 @@ struct HistorySpool {
             start = end + 1
         }
         if unreadable > 0 { dropped.append("\(unreadable) unreadable line\(unreadable == 1 ? "" : "s") dropped") }
-        return Fold(file: file, mapped: kept, bytes: spool, ranges: ranges, times: times, dropped: dropped)
+        return Fold(file: file, path: foldingPath, leftOver: leftOver, mapped: kept, bytes: spool, ranges: ranges, times: times, dropped: dropped)
     }
 }
 

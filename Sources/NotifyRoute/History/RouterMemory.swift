@@ -98,7 +98,7 @@ public final class RouterMemory: Sendable {
 
     deinit {
         spooling.withLock { state in
-            if state.file >= 0 && !state.buffer.isEmpty { _ = spool.append(line: state.buffer, to: state.file, keptOpen: true) }
+            if !state.buffer.isEmpty { _ = write(&state, state.buffer) }
             if state.file >= 0 { Glibc.close(state.file) }
             state.signal?.finish()
         }
@@ -197,14 +197,25 @@ public final class RouterMemory: Sendable {
     /// Writes `lines` to the spool in one append (under the spooling lock); the spool's
     /// size after it, or `nil` when the append failed.
     private func write(_ state: inout Spooling, _ lines: [UInt8]) -> Int? {
-        if state.file < 0 { state.file = spool.openForAppending() }
-        guard state.file >= 0 else { return nil }
-        guard let size = spool.append(line: lines, to: state.file, keptOpen: true) else {
-            // Perhaps removed or replaced: opened again for the next record.
-            Glibc.close(state.file)
-            state.file = -1
-            return nil
+        var size: Int?
+        // Twice at most: a fold moves the spool aside, and the next append opens the new one.
+        for _ in 0..<2 where size == nil {
+            if state.file < 0 { state.file = spool.openForAppending() }
+            guard state.file >= 0 else { return nil }
+            switch spool.append(line: lines, to: state.file, keptOpen: true) {
+            case .written(let after):
+                size = after
+            case .moved:
+                Glibc.close(state.file)
+                state.file = -1
+            case .refused:
+                // Perhaps replaced by something not ours: opened again for the next record.
+                Glibc.close(state.file)
+                state.file = -1
+                return nil
+            }
         }
+        guard let size else { return nil }
         if !state.pending {
             state.pending = true
             state.signal?.yield()
@@ -460,19 +471,25 @@ public final class RouterMemory: Sendable {
         }
     }
 
-    /// The spool's lines into history.db, in one transaction that takes the spool's lock
-    /// after the database's; the spool is emptied once they are committed.
+    /// The spool's lines into history.db, in a transaction that moves the spool aside (under
+    /// its lock, taken after the database's) and removes what it moved once it is committed.
+    /// What a killed fold left moved aside goes first, in a transaction of its own: the
+    /// token it keeps is its last line's.
     private func fold(into connection: Connection) throws(SQLiteDatabase.Failure) {
         let deadline = ContinuousClock.now + busyTimeout
-        let fold = try connection.write { _ throws(SQLiteDatabase.Failure) -> HistorySpool.Fold? in
-            guard let fold = spool.lockForFold(until: deadline, notice: notice) else { return nil }
-            try connection.fold(fold)
-            // A daemon that spools its records writes no transaction of its own for them: the marker is said here.
-            if !marker.exists { try connection.markControls(marker) }
-            return fold
+        for _ in 0..<2 {
+            let fold = try connection.write { _ throws(SQLiteDatabase.Failure) -> HistorySpool.Fold? in
+                guard let fold = spool.takeForFold(until: deadline, notice: notice) else { return nil }
+                try connection.fold(fold)
+                // A daemon that spools its records writes no transaction of its own for them: the marker is said here.
+                if !marker.exists { try connection.markControls(marker) }
+                return fold
+            }
+            guard let fold else { return }
+            fold.clear()
+            for dropped in fold.dropped { notice("history: \(dropped)") }
+            guard fold.leftOver else { return }
         }
-        fold?.clear()
-        for dropped in fold?.dropped ?? [] { notice("history: \(dropped)") }
     }
 
     private func open() throws -> Connection {
@@ -615,14 +632,15 @@ public final class RouterMemory: Sendable {
             ).run()
         }
 
-        /// Inserts the spool's `rows` but those the last fold committed (its file was not
-        /// emptied: the fold was killed after its commit), then keeps the last row's token for
-        /// the next fold, and drops the oldest past the bounds the last row was recorded with.
+        /// Inserts the moved spool's rows but those the last fold committed (the same file
+        /// again: that fold was killed after its commit, before removing it), then keeps the
+        /// last row's token for the next fold, and drops the oldest past the bounds the last
+        /// row was recorded with.
         ///
-        /// What a fold committed is a prefix of the spool the next fold reads (lines are only
-        /// appended, and only a fold empties the file), so the rows up to the last one whose
-        /// token is kept are skipped: one token is kept, not one per row (a table of every
-        /// token, as earlier folds kept, reads the same).
+        /// What a fold committed is a prefix of the file the next fold reads (the whole moved
+        /// file; a prefix of the spool when an older notify-route emptied it in place), so
+        /// the rows up to the last one whose token is kept are skipped: one token is kept,
+        /// not one per row (a table of every token, as earlier folds kept, reads the same).
         func fold(_ fold: HistorySpool.Fold) throws(SQLiteDatabase.Failure) {
             var committed: [[UInt8]] = []
             let tokens = try statement(.foldedTokens).bind()
