@@ -39,6 +39,7 @@ let package = Package(
                 "YAMLDocument",
                 "TimeZoneInfo",
                 "CSQLite",
+                "CMallocTuning",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -176,6 +177,8 @@ let package = Package(
 
         // The version `make` built (`git describe`), for `--version`.
         .target(name: "CBuildInfo"),
+        // mallopt for the daemon (DaemonMemory).
+        .target(name: "CMallocTuning"),
         // The test kit of the core (RecordingSink), for tests and benchmarks.
         .target(name: "NotifyRouteTesting", dependencies: ["NotifyRoute"]),
 

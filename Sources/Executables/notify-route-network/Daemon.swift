@@ -20,6 +20,7 @@ enum Daemon {
         RouterLoader.bootstrapLogging(verbose: arguments.verbose, daemon: true)
         RouterLoader.ignoreSIGPIPE()
         let logger = Logger(label: "notify-route.serve")
+        DaemonMemory.returnLargeBlocks()
         let batch = BatchScheduling.adopt()
         logger.debug("scheduling", metadata: ["SCHED_BATCH": "\(batch) threads moved"])
         let source = try RouterLoader.source(config: arguments.config)

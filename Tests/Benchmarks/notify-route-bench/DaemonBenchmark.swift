@@ -25,7 +25,8 @@ func benchServe(socket: String) async -> Never {
     sinks: { counting: { kind: counting } }
     routes: [ { match: {}, to: [counting] } ]
     """
-    BatchScheduling.adopt()  // as notify-route serve does
+    DaemonMemory.returnLargeBlocks()  // as notify-route serve does
+    BatchScheduling.adopt()
     let notice: @Sendable (String) -> Void = { message in
         _ = "notify-route-bench serve: \(message)\n".withCString { write(STDERR_FILENO, $0, strlen($0)) }
     }
