@@ -355,14 +355,18 @@ struct HistorySpool {
         var leftOver = false
         var file: Int32 = -1
         if lstat(foldingPath, &info) == 0 {
-            guard let moved = openLocked(foldingPath, LOCK_EX, until: deadline, notice: notice) else { return nil }
-            // Removed by the fold that moved it, once committed: nothing left over.
-            if fstat(moved, &info) == 0 && info.st_nlink > 0 && info.st_size > 0 {
-                file = moved
-                leftOver = true
-            } else {
-                if info.st_nlink > 0 { unlink(foldingPath) }
-                close(moved)
+            if let moved = openLocked(foldingPath, LOCK_EX, until: deadline, notice: notice) {
+                // Removed by the fold that moved it, once committed: nothing left over.
+                if fstat(moved, &info) == 0 && info.st_nlink > 0 && info.st_size > 0 {
+                    file = moved
+                    leftOver = true
+                } else {
+                    if info.st_nlink > 0 { unlink(foldingPath) }
+                    close(moved)
+                }
+            } else if errno != ENOENT {
+                // (Gone between the two looks, removed by its fold: on to the spool.)
+                return nil
             }
         }
         if !leftOver {
