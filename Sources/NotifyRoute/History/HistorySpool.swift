@@ -365,9 +365,9 @@ struct HistorySpool {
                     close(moved)
                 }
             } else if errno != ENOENT {
-                // (Gone between the two looks, removed by its fold: on to the spool.)
                 return nil
             }
+            // Else it was gone between the two looks (its fold removed it): on to the spool.
         }
         if !leftOver {
             guard let spool = openLocked(path, LOCK_EX, until: deadline, notice: notice) else { return nil }
