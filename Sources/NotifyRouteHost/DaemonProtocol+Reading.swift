@@ -42,6 +42,13 @@ extension DaemonProtocol {
         return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
     }
 
+    /// A JSON number's text as a whole `T` however it is written (`3`, `3.0`, `3e0`); `nil`
+    /// when it has a fraction or does not fit.
+    package static func wholeNumber<T: FixedWidthInteger>(_ text: String, _: T.Type) -> T? {
+        if let integer = T(text) { return integer }
+        return Double(text).flatMap { T(exactly: $0) }
+    }
+
     /// A line that does not read as the type asked for (what `JSONDecoder` would refuse).
     public struct ReadError: Error, Sendable {}
 
@@ -69,8 +76,7 @@ private enum Member {
         switch value {
         case nil, .null?: return nil
         case .number(let text)?:
-            if let integer = T(text) { return integer }
-            guard let number = Double(text), number.rounded() == number, let integer = T(exactly: number) else { throw DaemonProtocol.ReadError() }
+            guard let integer = DaemonProtocol.wholeNumber(text, T.self) else { throw DaemonProtocol.ReadError() }
             return integer
         default: throw DaemonProtocol.ReadError()
         }

@@ -134,7 +134,7 @@ final class GreetingHandler: ChannelInboundHandler {
             return .failure(DaemonProtocol.ProtocolError(
                 "the first line must be {\"hello\":\"\(DaemonProtocol.name)\",\"version\":\(DaemonProtocol.version)}"))
         }
-        guard case .number(let text)? = version, let number = Self.integer(text, Int.self), DaemonProtocol.versions.contains(number) else {
+        guard case .number(let text)? = version, let number = DaemonProtocol.wholeNumber(text, Int.self), DaemonProtocol.versions.contains(number) else {
             return .failure(DaemonProtocol.ProtocolError(
                 "protocol version \(version.map { String(decoding: JSONValue($0).line.dropLast(), as: UTF8.self) } ?? "missing"); this daemon speaks \(DaemonProtocol.versions.map(String.init).joined(separator: " and "))"))
         }
@@ -146,17 +146,11 @@ final class GreetingHandler: ChannelInboundHandler {
         }
         switch greetBy {
         case nil, .null?: break
-        case .number(let text)? where Self.integer(text, Int64.self) != nil: hello.greetBy = Self.integer(text, Int64.self)
+        case .number(let text)? where DaemonProtocol.wholeNumber(text, Int64.self) != nil:
+            hello.greetBy = DaemonProtocol.wholeNumber(text, Int64.self)
         default: return .failure(DaemonProtocol.ProtocolError("\"greet_by\": expected an integer (CLOCK_MONOTONIC, microseconds)"))
         }
         return .success(hello)
-    }
-
-    /// A JSON number that is a whole `T`, however written (`2`, `2.0`, `2e0`), as a number
-    /// read into a `Double` and taken exactly was.
-    private static func integer<T: FixedWidthInteger>(_ text: String, _: T.Type) -> T? {
-        if let value = T(text) { return value }
-        return Double(text).flatMap { T(exactly: $0) }
     }
 
     /// Whether process `pid` reads the same `CLOCK_MONOTONIC` as this one: a client in

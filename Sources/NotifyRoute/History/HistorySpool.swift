@@ -190,7 +190,8 @@ struct HistorySpool {
         return .written(Int(info.st_size) + line.count)
     }
 
-    /// Whether there may be lines to fold: one `stat`, two when a fold was killed.
+    /// Whether there may be lines to fold: one `stat`, two when the spool is empty or gone
+    /// (a fold removes it) and a killed fold may have left its moved file.
     var mayHoldLines: Bool {
         var info = stat()
         if lstat(path, &info) == 0 && info.st_size > 0 { return true }
