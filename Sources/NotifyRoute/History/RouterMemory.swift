@@ -578,7 +578,9 @@ public final class RouterMemory: Sendable {
                 SELECT (SELECT max(id) FROM events) - (SELECT min(id) FROM events) + 1,
                        (SELECT upto FROM events ORDER BY id DESC LIMIT 1) - (SELECT upto - bytes FROM events ORDER BY id LIMIT 1)
                 """
-            case evictOldest = "DELETE FROM events WHERE id IN (SELECT id FROM events ORDER BY id LIMIT ?)"
+            // A range of ids (they are consecutive): the rows are deleted as the table's B-tree is
+            // walked, with no list of ids built first and looked up one by one.
+            case evictOldest = "DELETE FROM events WHERE id < (SELECT min(id) FROM events) + ?"
             case insertSilence = "INSERT INTO silences(id, matchers, starts, ends, comment, created) VALUES (?, ?, ?, ?, ?, ?)"
             case allSilences = "SELECT id, matchers, starts, ends, comment, created FROM silences ORDER BY created DESC"
             case deleteOldSilences = "DELETE FROM silences WHERE ends < ?"
