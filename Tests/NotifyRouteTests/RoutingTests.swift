@@ -117,6 +117,20 @@ import Testing
         #expect(report.matchedRoutes == ["--sink"])
     }
 
+    /// The targets of `--sink` are made once per config and shared by every event that names
+    /// them: each event still gets its own outcome, and none takes a route's failover.
+    @Test func namedSinksAreTheSameForEveryEvent() async throws {
+        let fixture = try RouterFixture(Self.yaml)
+        fixture.recorder("pager").setBehavior(.fail(SinkError(.failed, "down")))
+        for title in ["one", "two"] {
+            let report = try await fixture.router.send(NotificationEvent(title: title, level: .critical), only: ["pager", "journal"])
+            #expect(report.outcomes.map(\.sink) == ["pager", "journal"])
+            #expect(report.matchedRoutes == ["--sink"])
+        }
+        #expect(fixture.recorder("journal").deliveries.map(\.event.title) == ["one", "two"])
+        #expect(fixture.recorder("tty").deliveries.isEmpty)
+    }
+
     @Test func lengthsAreCappedPerSink() async throws {
         let fixture = try RouterFixture("""
             sinks: { short: { kind: plain } }
