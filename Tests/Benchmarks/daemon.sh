@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ "${BENCH_STAGE:-}" != inner ]; then
   BENCH_BIN=$(cd "$1" && pwd); shift
+  source Tests/Benchmarks/bench-tools.sh
   export BENCH_STAGE=inner BENCH_BIN
   exec bash Tests/with-components.sh dbus-run-session -- bash "$0" "$@"
 fi

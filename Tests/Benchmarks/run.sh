@@ -16,14 +16,7 @@ MODE=full
 [ "${1:-}" = --short ] && MODE=short
 
 if [ "${BENCH_STAGE:-}" != inner ]; then
-  command -v hyperfine >/dev/null || apt-get install -y hyperfine >/dev/null
-  command -v strace >/dev/null || apt-get install -y strace >/dev/null
-  command -v cc >/dev/null || apt-get install -y gcc >/dev/null
-  if [ ! -x /tmp/apprise-venv/bin/apprise ]; then
-    { /usr/bin/python3 -m venv --system-site-packages /tmp/apprise-venv &&
-      /tmp/apprise-venv/bin/pip install -q apprise; } >/tmp/notify-route-bench-apprise.log 2>&1 ||
-      echo "run.sh: apprise could not be installed (see /tmp/notify-route-bench-apprise.log); its row is left out" >&2
-  fi
+  source Tests/Benchmarks/bench-tools.sh
   if [ "$MODE" = full ] || [ "${BENCH_RELEASE:-}" = 1 ]; then
     # The release options of release-flags.sh (Tests/Benchmarks/README.md, "Release build", says why each).
     source Tests/Benchmarks/release-flags.sh
