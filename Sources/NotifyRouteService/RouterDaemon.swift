@@ -318,10 +318,11 @@ public struct RouterDaemon: Service {
                 return (.failure(message, exit: 64, id: request.id), nil)
             }
         }
-        if !request.dryRun { await router.releaseEndedPause() }
+        let controls = request.dryRun ? nil : await router.releaseEndedPauseReadingControls()
         let report: DeliveryReport
         do {
-            report = request.dryRun ? try await router.dryRun(event, only: request.sinks) : try await router.send(event, only: request.sinks)
+            report = request.dryRun
+                ? try await router.dryRun(event, only: request.sinks) : try await router.send(event, only: request.sinks, controls: controls)
         } catch {
             return (.failure("bad event: \(error.description)", exit: 65, id: request.id), nil)
         }

@@ -36,6 +36,12 @@ public struct HeldEvent: Sendable {
     public var input: String
 }
 
+/// Controls a caller read just before routing, handed to the router's `send` unopened.
+package struct ReadControls: Sendable {
+    let controls: Controls
+    init(_ controls: Controls) { self.controls = controls }
+}
+
 /// What the silence and pause stages read, once per wave.
 struct Controls: Sendable {
     var silences: [Silence] = []

@@ -6,7 +6,8 @@ extension NotificationRouter {
     // the executor switch an async function's entry makes otherwise.
     /// `routed` is what the event stages (``Pipeline/route(_:only:tracing:)``) made of the
     /// event; the caller keeps it (`explain` reads its traces), and the waves borrow it.
-    nonisolated(nonsending) func run<Deliver>(_ routed: RoutedEvent, through pipeline: Pipeline<Deliver>) async -> DeliveryReport {
+    /// `controls`, when given, are the silences and pause read for this event already.
+    nonisolated(nonsending) func run<Deliver>(_ routed: RoutedEvent, through pipeline: Pipeline<Deliver>, controls: Controls? = nil) async -> DeliveryReport {
         let resolved = pipeline.fanOut.resolve(routed)
         guard routed.droppedBy == nil else {
             let report = DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
@@ -20,7 +21,7 @@ extension NotificationRouter {
             lastResort = targets.filter { $0.instance?.lastResort == true }
             targets.removeAll { $0.instance?.lastResort == true }
         }
-        var outcomes = await wave(targets, routed, resolved, failoverFor: [:], through: pipeline)
+        var outcomes = await wave(targets, routed, resolved, failoverFor: [:], through: pipeline, controls: controls)
         var failoverFor: [String: [String]] = [:]
         var failover: [RouteTarget] = []  // each under the route of the first sink it stands in for
         // By position, the failover list first: zipping copied every outcome out.
@@ -70,10 +71,10 @@ extension NotificationRouter {
 
     /// Fan-out, the policy stages (in one state transaction when any needs the state), deliver, record.
     nonisolated(nonsending) func wave<Deliver>(_ targets: [RouteTarget], _ event: RoutedEvent, _ resolved: ResolvedEvent, failoverFor: [String: [String]],
-                      through pipeline: Pipeline<Deliver>) async -> [SinkOutcome] {
+                      through pipeline: Pipeline<Deliver>, controls: Controls? = nil) async -> [SinkOutcome] {
         var wave = pipeline.fanOut.run(targets, event, resolved: resolved, failoverFor: failoverFor)
         if !wave.flows.isEmpty {
-            decide(&wave, by: pipeline.policy, keepingState: pipeline.deliver.keepsState)
+            decide(&wave, by: pipeline.policy, read: controls, keepingState: pipeline.deliver.keepsState)
             await pipeline.deliver.deliver(&wave)
         }
         return settle(&wave, event, through: pipeline)
@@ -86,8 +87,8 @@ extension NotificationRouter {
     /// Before the deliver stage: the policy stages, when a stage needs the state or there
     /// are silences or a pause, and the count updates they coalesced.
     @inline(never)
-    private func decide(_ wave: inout Wave, by policy: PolicyChain, keepingState keepsState: Bool) {
-        let controls = policy.controls(at: clock.now())
+    private func decide(_ wave: inout Wave, by policy: PolicyChain, read: Controls?, keepingState keepsState: Bool) {
+        let controls = read ?? policy.controls(at: clock.now())
         if !controls.isEmpty || wave.flows.contains(where: { policy.needsState($0) }) {
             decide(&wave, by: policy, controls: controls, keepingState: keepsState)
         }

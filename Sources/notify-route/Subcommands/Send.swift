@@ -105,10 +105,10 @@ struct SendRequest: Equatable, Sendable {
         let exit = ExitFlush(router)
         exit.install()
         _ = exit.beginEvent()
-        if !dryRun { await router.releaseEndedPause() }
+        let controls = dryRun ? nil : await router.releaseEndedPauseReadingControls()
         let report: DeliveryReport
         do {
-            report = dryRun ? try await router.dryRun(notification, only: sinks) : try await router.send(notification, only: sinks)
+            report = dryRun ? try await router.dryRun(notification, only: sinks) : try await router.send(notification, only: sinks, controls: controls)
         } catch {
             Console.error("bad event: \(error.description)")
             exit.endEvent()
