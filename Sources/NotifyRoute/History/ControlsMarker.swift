@@ -21,7 +21,7 @@ struct ControlsMarker {
 
     init(directory: String) { path = directory + "/" + Self.fileName }
 
-    /// This process's user, asked once: the daemon looks at the marker twice per event.
+    /// This process's user, asked once: the daemon looks at the marker for every event.
     private static let uid = getuid()
 
     /// Whether no silence and no pause can apply at `now`.
