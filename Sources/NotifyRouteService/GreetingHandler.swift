@@ -146,9 +146,11 @@ final class GreetingHandler: ChannelInboundHandler {
         }
         switch greetBy {
         case nil, .null?: break
-        case .number(let text)? where DaemonProtocol.wholeNumber(text, Int64.self) != nil:
-            hello.greetBy = DaemonProtocol.wholeNumber(text, Int64.self)
-        default: return .failure(DaemonProtocol.ProtocolError("\"greet_by\": expected an integer (CLOCK_MONOTONIC, microseconds)"))
+        default:
+            guard case .number(let text)? = greetBy, let microseconds = DaemonProtocol.wholeNumber(text, Int64.self) else {
+                return .failure(DaemonProtocol.ProtocolError("\"greet_by\": expected an integer (CLOCK_MONOTONIC, microseconds)"))
+            }
+            hello.greetBy = microseconds
         }
         return .success(hello)
     }

@@ -36,14 +36,9 @@ public struct HeldEvent: Sendable {
     public var input: String
 }
 
-/// Controls a caller read just before routing, handed to the router's `send` unopened.
-package struct ReadControls: Sendable {
-    let controls: Controls
-    init(_ controls: Controls) { self.controls = controls }
-}
-
-/// What the silence and pause stages read, once per wave.
-struct Controls: Sendable {
+/// What the silence and pause stages read, once per wave. `package` so that the daemon can
+/// hand what the pause's release read to the `send` that follows.
+package struct Controls: Sendable {
     var silences: [Silence] = []
     var pause: Pause?
 

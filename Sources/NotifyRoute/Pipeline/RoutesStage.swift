@@ -8,7 +8,6 @@ struct RoutesStage: EventStage {
     let fallback: [RouteTarget]
     /// Turns away, by the first byte of the source, the routes that cannot match.
     let index: RouteIndex
-    let instances: [String: SinkInstance]
     /// Per route, whether its targets name every sink once: the first match's targets
     /// are then the event's as they are, without a new array.
     let distinct: [Bool]
@@ -17,7 +16,6 @@ struct RoutesStage: EventStage {
     let named: [String: RouteTarget]
 
     init(_ configuration: RouterConfiguration, instances: [String: SinkInstance]) {
-        self.instances = instances
         routes = configuration.routes
         let labels = configuration.routes.indices.map { RouteTarget.label("route", $0, configuration.routes[$0].name) }
         self.labels = labels
