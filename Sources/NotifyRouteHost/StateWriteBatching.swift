@@ -1,9 +1,10 @@
 import NotifyRoute
 import Synchronization
 
-/// Group commit for the daemon's requests: while several are routed at once, their state
-/// transactions share one commit (a ``StateBatch``), made when the last of them ends (or
-/// at ``maximumAge``); a request alone commits as it ends. Each answer waits for the
+/// Group commit for the daemon's requests: while several are routed at once, or more are
+/// queued behind the one that ends, their state transactions share one commit (a
+/// ``StateBatch``), made when the last of them ends with none queued (or at
+/// ``maximumAge``); a request alone commits as it ends. Each answer waits for the
 /// commit of what its event changed, so an answered event's dedup window, handle or held
 /// count is in the state store that a local `send` reads if the daemon is then killed.
 package final class StateWriteBatching: Sendable {
@@ -29,7 +30,12 @@ package final class StateWriteBatching: Sendable {
     /// Runs `body` in the batch under way (or a new one) and returns at once, with what
     /// tells when its changes are committed: a connection routes its next request
     /// meanwhile, and its requests then share commits too.
-    package func route<Result: Sendable>(_ body: () async -> Result) async -> (Result, Committed) {
+    ///
+    /// - Parameter queued: more requests wait behind this one, and will be routed next:
+    ///   ending last, it leaves the batch open for them (its timer still commits it within
+    ///   ``maximumAge``), so that a loaded daemon commits per batch of a few milliseconds,
+    ///   not per handful of events.
+    package func route<Result: Sendable>(queued: Bool = false, _ body: () async -> Result) async -> (Result, Committed) {
         let batch = round.withLock { round in
             round.active += 1
             if let batch = round.batch { return batch }
@@ -40,7 +46,7 @@ package final class StateWriteBatching: Sendable {
         let result = await StateBatch.$current.withValue(batch) { await body() }
         let last = round.withLock { round in
             round.active -= 1
-            guard round.active == 0 else { return false }
+            guard round.active == 0, !queued else { return false }
             round.batch = nil
             return true
         }

@@ -81,8 +81,9 @@ final class DaemonConnection: Sendable {
         var routed = 0
         while true {
             let request: Request
+            let queued: Bool
             switch next(keeping: session, handingOver: one && routed > 0) {
-            case .request(let next): request = next
+            case .request(let next, let more): (request, queued) = (next, more)
             case .done: return
             case .handedOver:
                 startRouting(with: daemon, on: nil)
@@ -90,7 +91,7 @@ final class DaemonConnection: Sendable {
             }
             let pending: RouterDaemon.Pending
             switch request {
-            case .line(let line): pending = await daemon.handle(line.readableBytesView, &session)
+            case .line(let line): pending = await daemon.handle(line.readableBytesView, &session, queued: queued)
             case .tooLong(let length):
                 let answer = DaemonProtocol.Answer.failure(
                     "a request line of more than \(length) bytes; at most \(DaemonProtocol.maximumLineBytes) are read", exit: 64)
@@ -102,7 +103,8 @@ final class DaemonConnection: Sendable {
     }
 
     private enum Next {
-        case request(Request)
+        /// The next request, and whether more wait behind it.
+        case request(Request, more: Bool)
         /// Nothing is queued: the next request starts a task.
         case done
         /// More is queued, for another task to route (this one keeps ``State/routing``).
@@ -120,7 +122,8 @@ final class DaemonConnection: Sendable {
                 state.session = session
                 return .handedOver
             }
-            return .request(state.requests.removeFirst())
+            let request = state.requests.removeFirst()
+            return .request(request, more: !state.requests.isEmpty)
         }
     }
 

@@ -220,24 +220,26 @@ public struct RouterDaemon: Service {
         var committed: Committed?
     }
 
-    func handle(_ line: some Collection<UInt8>, _ session: inout Session) async -> Pending {
+    /// - Parameter queued: more of this connection's requests wait behind this one (its
+    ///   state commit may wait for theirs).
+    func handle(_ line: some Collection<UInt8>, _ session: inout Session, queued: Bool = false) async -> Pending {
         let request: DaemonProtocol.Request
         do {
             request = try DaemonProtocol.Request.parse(line)
         } catch {
             return Pending(line: DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(error.description, exit: 64)))
         }
-        let (answer, committed) = await answer(request, &session)
+        let (answer, committed) = await answer(request, &session, queued: queued)
         return Pending(line: answer.line(), committed: committed)
     }
 
     /// The answer to a request, and for a send the commit of its state that the answer waits for.
-    private func answer(_ request: DaemonProtocol.Request, _ session: inout Session) async -> (DaemonProtocol.Answer, Committed?) {
+    private func answer(_ request: DaemonProtocol.Request, _ session: inout Session, queued: Bool) async -> (DaemonProtocol.Answer, Committed?) {
         var answer = DaemonProtocol.Answer(id: request.id)
         switch request.kind {
         case .send:
             let router = host.begin()
-            let ((sent, report), committed) = await writes.route { await send(request, through: router) }
+            let ((sent, report), committed) = await writes.route(queued: queued && !request.wait) { await send(request, through: router) }
             host.end(report)
             guard let report else { return (sent, committed) }
             answer = sent

@@ -1,0 +1,49 @@
+import NotifyRouteHost
+import Synchronization
+import Testing
+
+/// How the daemon's group commit decides when a batch ends: with the last request routed
+/// at once, unless more wait behind it; and at its age, whatever waits.
+struct StateWriteBatchingTests {
+    /// A request that ends with more queued behind it leaves the batch open: its commit
+    /// (and so its answer) waits for the request after it, which ends with none queued.
+    @Test func aRequestWithMoreQueuedWaitsForTheNextOnesCommit() async {
+        let writes = StateWriteBatching(maximumAge: .seconds(600))
+        let (first, firstCommitted) = await writes.route(queued: true) { 1 }
+        #expect(first == 1)
+        #expect(!isDone(firstCommitted), "committed while more requests were queued")
+        let (second, secondCommitted) = await writes.route(queued: false) { 2 }
+        #expect(second == 2)
+        #expect(isDone(firstCommitted) && isDone(secondCommitted), "the last request with none queued did not commit")
+
+        // Without a queue, each request commits as it ends.
+        let (_, alone) = await writes.route { () }
+        #expect(isDone(alone))
+    }
+
+    /// A batch left open because more were queued is still committed at its age, even if
+    /// the requests said to follow never come (the next line was not a `send`).
+    @Test func anOpenBatchIsCommittedAtItsAge() async throws {
+        let age = Duration.milliseconds(80)
+        let writes = StateWriteBatching(maximumAge: age)
+        let start = ContinuousClock.now
+        let (_, committed) = await writes.route(queued: true) { () }
+        #expect(!isDone(committed))
+        let waited = Task { await committed.wait() }
+        // Far past the age, so a slow machine does not fail it; the commit is due within `age`.
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(10))
+            committed.signal()
+        }
+        await waited.value
+        timeout.cancel()
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed >= age / 2, "committed after \(elapsed), before half the age")
+        #expect(elapsed < .seconds(5), "not committed at its age: \(elapsed)")
+    }
+
+    /// True once signalled: `whenDone` registers (and returns true) only while not yet.
+    private func isDone(_ committed: Committed) -> Bool {
+        !committed.whenDone {}
+    }
+}
