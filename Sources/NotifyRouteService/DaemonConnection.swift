@@ -26,9 +26,10 @@ final class DaemonConnection: Sendable {
         var answers = CircularBuffer<RouterDaemon.Pending>()
         /// The commit the first answer waits for, once told to call back.
         var waitingFor: Committed?
-        /// Answers due, for the loop's next write.
-        var outgoing = ByteBuffer()
-        var outgoingAnswers = 0
+        /// Answers due, for the loop's next write: their lines, copied into one buffer
+        /// by the loop outside the lock (a commit moves dozens of answers at once, and the
+        /// loop spun on this lock to queue the next request while they were copied).
+        var outgoing: [[UInt8]] = []
         var writeAsked = false
     }
 
@@ -147,23 +148,22 @@ final class DaemonConnection: Sendable {
                 }
             }
             state.answers.removeFirst()
-            state.outgoing.writeBytes(first.line)
+            state.outgoing.append(first.line)
             count += 1
         }
-        guard count > 0 else { return }
-        state.outgoingAnswers += count
-        guard !state.writeAsked else { return }
+        guard count > 0, !state.writeAsked else { return }
         state.writeAsked = true
         loop.execute { [self] in
-            let (buffer, answers) = self.state.withLock { state in
-                defer {
-                    state.outgoing = ByteBuffer()
-                    state.outgoingAnswers = 0
-                    state.writeAsked = false
-                }
-                return (state.outgoing, state.outgoingAnswers)
+            let lines = self.state.withLock { state in
+                state.writeAsked = false
+                var lines: [[UInt8]] = []
+                swap(&lines, &state.outgoing)
+                return lines
             }
-            self.handler.value.write(buffer, answers: answers)
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(lines.reduce(0) { $0 + $1.count })
+            for line in lines { buffer.writeBytes(line) }
+            self.handler.value.write(buffer, answers: lines.count)
         }
     }
 
