@@ -85,9 +85,9 @@ final class DaemonConnection: Sendable {
         var routed = 0
         while true {
             let request: Request
-            let queued: Bool
+            let queued: Int
             switch next(keeping: session, handingOver: one && routed > 0) {
-            case .request(let next, let more): (request, queued) = (next, more)
+            case .request(let next, let behind): (request, queued) = (next, behind)
             case .done: return
             case .handedOver:
                 startRouting(with: daemon, on: nil)
@@ -95,7 +95,7 @@ final class DaemonConnection: Sendable {
             }
             let pending: RouterDaemon.Pending
             switch request {
-            case .line(let line): pending = await daemon.handle(line.readableBytesView, &session, queued: queued)
+            case .line(let line): pending = await daemon.handle(line.readableBytesView, &session, queuedBehind: queued)
             case .tooLong(let length):
                 let answer = DaemonProtocol.Answer.failure(
                     "a request line of more than \(length) bytes; at most \(DaemonProtocol.maximumLineBytes) are read", exit: 64)
@@ -107,8 +107,8 @@ final class DaemonConnection: Sendable {
     }
 
     private enum Next {
-        /// The next request, and whether more wait behind it.
-        case request(Request, more: Bool)
+        /// The next request, and how many wait behind it.
+        case request(Request, behind: Int)
         /// Nothing is queued: the next request starts a task.
         case done
         /// More is queued, for another task to route (this one keeps ``State/routing``).
@@ -127,7 +127,7 @@ final class DaemonConnection: Sendable {
                 return .handedOver
             }
             let request = state.requests.removeFirst()
-            return .request(request, more: !state.requests.isEmpty)
+            return .request(request, behind: state.requests.count)
         }
     }
 

@@ -76,6 +76,56 @@ struct RouterDaemonTests {
         try await running.value
     }
 
+    /// Sends queued on one connection may share one reading of the silences and the pause
+    /// (they arrived before it was made), and no more than those: a silence another process
+    /// stores after a burst's answers holds every event of the next burst.
+    @Test func aSilenceStoredBetweenTwoBurstsHoldsTheWholeSecond() async throws {
+        let directory = Self.makeDirectory()
+        defer { _ = try? FileManager.default.removeItem(atPath: directory) }
+        let recorder = RecordingSink()
+        let store = SQLiteStateStore(directory: directory)
+        mkdir(directory + "/history", 0o700)
+        let memory = RouterMemory(directory: directory + "/history", notice: { Issue.record("history: \($0)") })
+        let host = try RouterHost(load: {
+            let registry = try SinkRegistry([SinkPlugin(kind: "recording", summary: "records", options: []) { _ in recorder }])
+            let configuration = try RouterConfiguration.load(yaml: Self.recordingYAML, file: "s.yaml", registry: registry)
+            return try NotificationRouter(configuration: configuration, registry: registry, store: store, memory: memory)
+        })
+        let socket = directory + "/socket"
+        let (group, running) = await startDaemon(host, at: socket)
+        let fd = try connect(socket)
+        defer { close(fd) }
+        var lines = LineReading(fd: fd)
+        let count = 200
+
+        func burst(_ name: String) throws -> [Int32] {
+            var requests = ""
+            for index in 0..<count {
+                requests += #"{"id":\#(index),"request":"send","event":{"title":"\#(name) \#(index)"}}"# + "\n"
+            }
+            writeAll(fd, Array(requests.utf8))
+            return try (0..<count).map { index in
+                let next = lines.next()
+                let line = try #require(next, "\(name): answer \(index)")
+                return try #require(try JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line.utf8)).exit)
+            }
+        }
+
+        writeAll(fd, Array(#"{"hello":"notify-route","version":1}"#.utf8) + [10])
+        let hello = lines.next()
+        try #require(hello?.contains("\"hello\"") == true, "\(hello ?? "no hello")")
+        #expect(try burst("first") == Array(repeating: 0, count: count))
+        #expect(recorder.deliveries.count == count)
+
+        let now = Date()
+        let other = RouterMemory(directory: directory + "/history", keepsOpen: false)
+        _ = try other.addSilence(try MatcherLine.parse(["title=second*"]), starts: now.addingTimeInterval(-1), ends: now.addingTimeInterval(3600), comment: nil)
+        #expect(try burst("second") == Array(repeating: 1, count: count), "events of the second burst went through the silence")
+        #expect(recorder.deliveries.count == count)
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+
     /// The greeting, written by the connection's event loop, says what the router in use
     /// says: a reload changes what the next connection is told. A bad first line is
     /// answered with an error and the next line may still greet.

@@ -42,7 +42,7 @@ package struct Controls: Sendable {
     var silences: [Silence] = []
     var pause: Pause?
 
-    static let none = Controls()
+    package static let none = Controls()
 
-    var isEmpty: Bool { silences.isEmpty && pause == nil }
+    package var isEmpty: Bool { silences.isEmpty && pause == nil }
 }
