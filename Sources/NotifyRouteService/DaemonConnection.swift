@@ -85,9 +85,9 @@ final class DaemonConnection: Sendable {
         var routed = 0
         while true {
             let request: Request
-            let queued: Int
+            let behind: Int
             switch next(keeping: session, handingOver: one && routed > 0) {
-            case .request(let next, let behind): (request, queued) = (next, behind)
+            case .request(let next, let queued): (request, behind) = (next, queued)
             case .done: return
             case .handedOver:
                 startRouting(with: daemon, on: nil)
@@ -95,7 +95,7 @@ final class DaemonConnection: Sendable {
             }
             let pending: RouterDaemon.Pending
             switch request {
-            case .line(let line): pending = await daemon.handle(line.readableBytesView, &session, queuedBehind: queued)
+            case .line(let line): pending = await daemon.handle(line.readableBytesView, &session, queuedBehind: behind)
             case .tooLong(let length):
                 let answer = DaemonProtocol.Answer.failure(
                     "a request line of more than \(length) bytes; at most \(DaemonProtocol.maximumLineBytes) are read", exit: 64)

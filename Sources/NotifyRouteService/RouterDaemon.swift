@@ -247,12 +247,13 @@ public struct RouterDaemon: Service {
         switch request.kind {
         case .send:
             let router = host.begin()
-            let reuse = noControls.map { $0.count > 0 && $0.router === router } ?? false
+            // How many more requests the reading of an earlier one still covers, this one included.
+            let covered = noControls.flatMap { $0.count > 0 && $0.router === router ? $0.count : nil }
             let ((sent, report, controls), committed) = await writes.route(queued: queuedBehind > 0 && !request.wait) {
-                await send(request, through: router, controls: reuse ? Controls.none : nil)
+                await send(request, through: router, controls: covered == nil ? nil : Controls.none)
             }
-            if reuse, let noControls {
-                session.noControls = (router, noControls.count - 1)
+            if let covered {
+                session.noControls = (router, covered - 1)
             } else if controls?.isEmpty == true {
                 session.noControls = (router, queuedBehind)
             }

@@ -37,7 +37,8 @@ public struct HeldEvent: Sendable {
 }
 
 /// What the silence and pause stages read, once per wave. `package` so that the daemon can
-/// hand what the pause's release read to the `send` that follows.
+/// hand what the pause's release read to the `send` that follows, and an empty reading to
+/// the sends queued behind it.
 package struct Controls: Sendable {
     var silences: [Silence] = []
     var pause: Pause?
