@@ -388,39 +388,55 @@ struct HistorySpool {
         let name = leftOver ? foldingPath : path
         let tooLong = Int(info.st_size) > Self.maximumBytes
         let length = min(Int(info.st_size), Self.maximumBytes)
-        // Mapped, not allocated: a daemon folds megabytes a second, and malloc would keep
-        // these buffers (its threshold for mapping rises with each one freed).
-        guard let mapped = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-              mapped != UnsafeMutableRawPointer(bitPattern: -1)
-        else {
-            close(file)
-            notice("\(name) cannot be read: no memory for \(length) bytes")
-            return nil
-        }
-        var done = 0
-        while done < length {
-            let count = read(file, mapped + done, length - done)
-            if count > 0 {
-                done += count
-            } else if count == 0 {
-                break
-            } else if errno != EINTR {
-                let reason = String(cString: strerror(errno))
-                munmap(mapped, length)
+        // The file mapped, its pages taken from the page cache where the appends left them:
+        // read into memory of our own, every page of it faulted in, zeroed and charged first
+        // (a daemon folds megabytes a second). Nothing shortens the moved file while its fold
+        // holds the lock, so the mapping stays whole.
+        var mapped = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, file, 0)
+        var done = length
+        if mapped == nil || mapped == UnsafeMutableRawPointer(bitPattern: -1) {
+            // A file system that maps no files: read into an anonymous mapping, unmapped with
+            // the fold (malloc would keep buffers of this size).
+            mapped = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+            guard let buffer = mapped, buffer != UnsafeMutableRawPointer(bitPattern: -1) else {
                 close(file)
-                notice("\(name) cannot be read: \(reason)")
+                notice("\(name) cannot be read: no memory for \(length) bytes")
                 return nil
             }
+            done = 0
+            while done < length {
+                let count = read(file, buffer + done, length - done)
+                if count > 0 {
+                    done += count
+                } else if count == 0 {
+                    break
+                } else if errno != EINTR {
+                    let reason = String(cString: strerror(errno))
+                    munmap(buffer, length)
+                    close(file)
+                    notice("\(name) cannot be read: \(reason)")
+                    return nil
+                }
+            }
         }
+        guard let mapped else { return nil }
         var dropped: [String] = []
         var unreadable = 0
         if tooLong { dropped.append("\(name) is more than \(Self.maximumBytes) bytes: what lies past that is dropped") }
         let kept = UnsafeMutableRawBufferPointer(start: mapped, count: length)
         let spool = UnsafeBufferPointer(start: mapped.assumingMemoryBound(to: UInt8.self), count: done)
+        // The lines counted first: ranges grown as they are found are copied at each growth.
+        var lines = 0
+        var next = UnsafeRawPointer(spool.baseAddress!)
+        let past = next + spool.count
+        while next < past, let found = memchr(next, Int32(Self.end), next.distance(to: past)) {
+            lines += 1
+            next = UnsafeRawPointer(found) + 1
+        }
         var ranges: [(start: Int, count: Int)] = []
-        ranges.reserveCapacity(spool.count / 32)
+        ranges.reserveCapacity(lines * Self.fieldCount)
         var times: [Double] = []
-        times.reserveCapacity(spool.count / 512)
+        times.reserveCapacity(lines)
         var start = 0
         while start < spool.count {
             guard let found = memchr(spool.baseAddress! + start, Int32(Self.end), spool.count - start) else {
