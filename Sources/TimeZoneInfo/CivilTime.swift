@@ -4,8 +4,8 @@
 ///
 /// The day conversions are Howard Hinnant's `days_from_civil` / `civil_from_days`, exact
 /// for every year an `Int64` of seconds can reach.
-enum CivilTime {
-    static let secondsPerDay: Int64 = 86_400
+package enum CivilTime {
+    package static let secondsPerDay: Int64 = 86_400
 
     /// Days since 1970-01-01 of `year`-`month`-`day` (month 1...12, day 1...31).
     static func days(year: Int64, month: Int, day: Int) -> Int64 {
@@ -19,7 +19,7 @@ enum CivilTime {
     }
 
     /// The date `days` after 1970-01-01.
-    static func date(days: Int64) -> (year: Int64, month: Int, day: Int) {
+    package static func date(days: Int64) -> (year: Int64, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
@@ -48,7 +48,7 @@ enum CivilTime {
         }
     }
 
-    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
+    package static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
         let quotient = a / b
         return (a % b != 0 && (a < 0) != (b < 0)) ? quotient - 1 : quotient
     }

@@ -1,4 +1,5 @@
 import Glibc
+import TimeZoneInfo
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -186,12 +187,13 @@ public enum HistoryTime {
     public static func format(_ date: Date) -> String {
         let seconds = date.timeIntervalSince1970.rounded(.down)
         let millis = min(999, Int((date.timeIntervalSince1970 - seconds) * 1000))
-        var tm = tm()
-        var time = Int(seconds)
-        _ = gmtime_r(&time, &tm)
-        let year = Int(tm.tm_year) + 1900
-        guard (0...9999).contains(year), millis >= 0 else { return padded(tm, year: year, millis: millis) }
-        // Digits into 24 bytes: every event's record has one, and interpolation allocates per field.
+        guard let whole = Int64(exactly: seconds) else { return padded(date, millis: millis) }
+        // By arithmetic, not `gmtime_r`, which takes glibc's time zone lock: every event's record has a time.
+        let days = CivilTime.floorDiv(whole, CivilTime.secondsPerDay)
+        let second = Int(whole - days * CivilTime.secondsPerDay)
+        let (year, month, day) = CivilTime.date(days: days)
+        guard (0...9999).contains(year), millis >= 0 else { return padded(date, millis: millis) }
+        // Digits into 24 bytes: interpolation allocates per field.
         return String(unsafeUninitializedCapacity: 24) { bytes in
             var at = 0
             func put(_ value: Int, _ width: Int, then separator: UInt8?) {
@@ -206,23 +208,26 @@ public enum HistoryTime {
                     at += 1
                 }
             }
-            put(year, 4, then: UInt8(ascii: "-"))
-            put(Int(tm.tm_mon) + 1, 2, then: UInt8(ascii: "-"))
-            put(Int(tm.tm_mday), 2, then: UInt8(ascii: "T"))
-            put(Int(tm.tm_hour), 2, then: UInt8(ascii: ":"))
-            put(Int(tm.tm_min), 2, then: UInt8(ascii: ":"))
-            put(Int(tm.tm_sec), 2, then: UInt8(ascii: "."))
+            put(Int(year), 4, then: UInt8(ascii: "-"))
+            put(month, 2, then: UInt8(ascii: "-"))
+            put(day, 2, then: UInt8(ascii: "T"))
+            put(second / 3600, 2, then: UInt8(ascii: ":"))
+            put(second / 60 % 60, 2, then: UInt8(ascii: ":"))
+            put(second % 60, 2, then: UInt8(ascii: "."))
             put(millis, 3, then: UInt8(ascii: "Z"))
             return at
         }
     }
 
     /// Years outside 0...9999, by the general path.
-    private static func padded(_ tm: tm, year: Int, millis: Int) -> String {
+    private static func padded(_ date: Date, millis: Int) -> String {
+        var tm = tm()
+        var time = Int(date.timeIntervalSince1970.rounded(.down))
+        _ = gmtime_r(&time, &tm)
         func pad(_ value: Int, _ width: Int) -> String {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
-        return "\(pad(year, 4))-\(pad(Int(tm.tm_mon) + 1, 2))-\(pad(Int(tm.tm_mday), 2))T\(pad(Int(tm.tm_hour), 2)):\(pad(Int(tm.tm_min), 2)):\(pad(Int(tm.tm_sec), 2)).\(pad(millis, 3))Z"
+        return "\(pad(Int(tm.tm_year) + 1900, 4))-\(pad(Int(tm.tm_mon) + 1, 2))-\(pad(Int(tm.tm_mday), 2))T\(pad(Int(tm.tm_hour), 2)):\(pad(Int(tm.tm_min), 2)):\(pad(Int(tm.tm_sec), 2)).\(pad(millis, 3))Z"
     }
 }
