@@ -258,8 +258,10 @@ public enum DaemonProtocol {
         /// The answer as one line, keys sorted as ``DaemonProtocol/encodeLine(_:)`` sorts
         /// them, with ``encodedReport`` in place of ``report`` when it is set.
         package func line() -> [UInt8] {
-            var line: [UInt8] = [UInt8(ascii: "{")]
+            // Reserved before the first byte: an array made with it and then reserved is allocated twice.
+            var line: [UInt8] = []
             line.reserveCapacity(256 + (encodedReport?.count ?? 0) + (text?.utf8.count ?? 0))
+            line.append(UInt8(ascii: "{"))
             func key(_ name: String) {
                 if line.count > 1 { line.append(UInt8(ascii: ",")) }
                 JSONWriter.string(name, into: &line)
@@ -281,7 +283,8 @@ public enum DaemonProtocol {
             if let resend { key("resend"); line.append(contentsOf: (resend ? "true" : "false").utf8) }
             if let status { key("status"); line.append(contentsOf: encodeLine(status).dropLast()) }
             if let text { key("text"); JSONWriter.string(text, into: &line) }
-            line.append(contentsOf: [UInt8(ascii: "}"), UInt8(ascii: "\n")])
+            line.append(UInt8(ascii: "}"))
+            line.append(UInt8(ascii: "\n"))
             return line
         }
 
