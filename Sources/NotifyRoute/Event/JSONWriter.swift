@@ -151,6 +151,15 @@ package struct JSONWriter {
         if let value { string(value) } else { null() }
     }
 
+    /// `"name":"value"` for bytes that need no escape (digits, plain ASCII made by us).
+    package mutating func member(_ name: StaticString, plain value: UnsafeBufferPointer<UInt8>) {
+        key(name)
+        storage.append(UInt8(ascii: "\""))
+        storage.append(value)
+        storage.append(UInt8(ascii: "\""))
+        separated = true
+    }
+
     /// `"name":"value"`, nothing when `value` is `nil` (as `encodeIfPresent`).
     package mutating func member(_ name: StaticString, _ value: String?) {
         guard let value else { return }

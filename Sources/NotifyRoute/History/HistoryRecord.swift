@@ -101,7 +101,7 @@ struct HistoryRecord: Encodable {
                     }
                 }
             }
-            writer.member("time", HistoryTime.format(time))
+            HistoryTime.write(time, named: "time", into: &writer)
         }
         if let droppedBy = report.droppedBy {
             summary = "dropped by \(droppedBy)"
@@ -185,38 +185,60 @@ enum IngestInput {
 /// Times as RFC 3339 in UTC with milliseconds (`2026-11-24T07:00:01.250Z`).
 public enum HistoryTime {
     public static func format(_ date: Date) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { bytes in
+            digits(date, into: bytes).map { String(decoding: UnsafeBufferPointer(rebasing: bytes[..<$0]), as: UTF8.self) }
+                ?? padded(date, millis: millisecond(date))
+        }
+    }
+
+    /// `"name":"<time>"`, the digits copied from the stack: every event's record has a
+    /// time, and a string of 24 bytes would be allocated for it.
+    static func write(_ date: Date, named name: StaticString, into writer: inout JSONWriter) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { bytes in
+            if let count = digits(date, into: bytes) {
+                writer.member(name, plain: UnsafeBufferPointer(rebasing: bytes[..<count]))
+            } else {
+                writer.member(name, padded(date, millis: millisecond(date)))
+            }
+        }
+    }
+
+    private static func millisecond(_ date: Date) -> Int {
         let seconds = date.timeIntervalSince1970.rounded(.down)
-        let millis = min(999, Int((date.timeIntervalSince1970 - seconds) * 1000))
-        guard let whole = Int64(exactly: seconds) else { return padded(date, millis: millis) }
-        // By arithmetic, not `gmtime_r`, which takes glibc's time zone lock: every event's record has a time.
+        return min(999, Int((date.timeIntervalSince1970 - seconds) * 1000))
+    }
+
+    /// The 24 bytes of `date` into `bytes`; `nil` (nothing written) for a year outside 0...9999.
+    private static func digits(_ date: Date, into bytes: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        let millis = millisecond(date)
+        guard let whole = Int64(exactly: seconds) else { return nil }
+        // By arithmetic, not `gmtime_r`, which takes glibc's time zone lock.
         let days = CivilTime.floorDiv(whole, CivilTime.secondsPerDay)
         let second = Int(whole - days * CivilTime.secondsPerDay)
         let (year, month, day) = CivilTime.date(days: days)
-        guard (0...9999).contains(year), millis >= 0 else { return padded(date, millis: millis) }
-        // Digits into 24 bytes: interpolation allocates per field.
-        return String(unsafeUninitializedCapacity: 24) { bytes in
-            var at = 0
-            func put(_ value: Int, _ width: Int, then separator: UInt8?) {
-                var rest = value
-                for index in stride(from: at + width - 1, through: at, by: -1) {
-                    bytes[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
-                    rest /= 10
-                }
-                at += width
-                if let separator {
-                    bytes[at] = separator
-                    at += 1
-                }
+        guard (0...9999).contains(year), millis >= 0, bytes.count >= 24 else { return nil }
+        var at = 0
+        func put(_ value: Int, _ width: Int, then separator: UInt8?) {
+            var rest = value
+            for index in stride(from: at + width - 1, through: at, by: -1) {
+                bytes[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                rest /= 10
             }
-            put(Int(year), 4, then: UInt8(ascii: "-"))
-            put(month, 2, then: UInt8(ascii: "-"))
-            put(day, 2, then: UInt8(ascii: "T"))
-            put(second / 3600, 2, then: UInt8(ascii: ":"))
-            put(second / 60 % 60, 2, then: UInt8(ascii: ":"))
-            put(second % 60, 2, then: UInt8(ascii: "."))
-            put(millis, 3, then: UInt8(ascii: "Z"))
-            return at
+            at += width
+            if let separator {
+                bytes[at] = separator
+                at += 1
+            }
         }
+        put(Int(year), 4, then: UInt8(ascii: "-"))
+        put(month, 2, then: UInt8(ascii: "-"))
+        put(day, 2, then: UInt8(ascii: "T"))
+        put(second / 3600, 2, then: UInt8(ascii: ":"))
+        put(second / 60 % 60, 2, then: UInt8(ascii: ":"))
+        put(second % 60, 2, then: UInt8(ascii: "."))
+        put(millis, 3, then: UInt8(ascii: "Z"))
+        return at
     }
 
     /// Years outside 0...9999, by the general path.
