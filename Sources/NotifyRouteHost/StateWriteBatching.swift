@@ -62,21 +62,30 @@ package final class Committed: Sendable {
     private struct State {
         var done = false
         var waiter: CheckedContinuation<Void, Never>?
-        var actions: [@Sendable () -> Void] = []
+        /// The first apart: a request's connection registers one, and an array is allocated.
+        var first: Action?
+        var more: [Action] = []
+    }
+    /// A closure in a struct: stored bare in an array or an optional (generic containers),
+    /// each is wrapped in a reabstraction thunk, allocated when stored and when taken out.
+    private struct Action {
+        let run: @Sendable () -> Void
     }
     private let state = Mutex(State())
 
     package func signal() {
-        let (waiter, actions) = state.withLock { state in
+        let (waiter, first, more) = state.withLock { state in
             state.done = true
             defer {
                 state.waiter = nil
-                state.actions = []
+                state.first = nil
+                state.more = []
             }
-            return (state.waiter, state.actions)
+            return (state.waiter, state.first, state.more)
         }
         waiter?.resume()
-        for action in actions { action() }
+        first?.run()
+        for action in more { action.run() }
     }
 
     /// Runs `action` once signalled, on the signalling thread (it must not block), and
@@ -84,7 +93,9 @@ package final class Committed: Sendable {
     /// waits for it, so no task is resumed to run it.
     package func whenDone(_ action: @escaping @Sendable () -> Void) -> Bool {
         state.withLock { state in
-            if !state.done { state.actions.append(action) }
+            if !state.done {
+                if state.first == nil { state.first = Action(run: action) } else { state.more.append(Action(run: action)) }
+            }
             return !state.done
         }
     }

@@ -33,11 +33,17 @@ public final class StateBatch: Sendable {
 
     private struct Round {
         var members: [any StateBatchMember] = []
-        var publications: [@Sendable () -> Void] = []
+        var publications: [Publication] = []
         /// Whether this round's commit at ``maximumAge`` is set.
         var armed = false
         /// Counts rounds, so that a timer set for a round already committed does nothing.
         var number: UInt64 = 0
+    }
+
+    /// A closure in a struct: stored bare in an array (a generic container), each is wrapped
+    /// in a reabstraction thunk, allocated when stored and again when taken out to run.
+    private struct Publication {
+        let run: @Sendable () -> Void
     }
 
     /// What the open round holds; taken whole by a commit.
@@ -56,7 +62,7 @@ public final class StateBatch: Sendable {
     /// Runs `action` once what was done so far is committed (at the latest ``maximumAge`` from now).
     public func publish(_ action: @escaping @Sendable () -> Void) {
         round.withLock { round in
-            round.publications.append(action)
+            round.publications.append(Publication(run: action))
             arm(&round)
         }
     }
@@ -73,7 +79,7 @@ public final class StateBatch: Sendable {
             for member in taken.members {
                 do { try member.commitBatch() } catch { failureNotice("\(error)") }
             }
-            for action in taken.publications { action() }
+            for publication in taken.publications { publication.run() }
         }
     }
 
