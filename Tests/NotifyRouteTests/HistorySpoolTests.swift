@@ -156,6 +156,49 @@ import Testing
         #expect(try database.integer("SELECT count(*) FROM events WHERE time = \(start.timeIntervalSince1970 + Double(count))") == 1)
     }
 
+    /// A daemon's batch of ``RouterMemory/insertedLines`` records or more goes into
+    /// history.db when the batch commits, after what the spool held (folded first), with
+    /// the running totals a fold writes; while another connection holds history.db's write
+    /// lock, the batch is spooled at once instead of waiting for it.
+    @Test func aLoadedBatchIsInsertedAfterTheSpoolOrSpooledWhenTheDatabaseIsBusy() throws {
+        let daemon = RouterMemory(directory: directory, keepsOpen: true, notice: { Issue.record("notice: \($0)") })
+        _ = daemon.spoolRecords()
+        record(memory(), "first", at: start)  // opens history.db: no marker yet
+        // The daemon's connection open before a one-shot send spools "second".
+        #expect(try daemon.entries(since: nil, limit: nil).count == 1)
+        record(memory(), "second", at: start.addingTimeInterval(1))
+        #expect(spoolSize > 0)
+        let count = RouterMemory.insertedLines + 3
+        func batch(_ name: String, from offset: Int) {
+            let batch = StateBatch(maximumAge: .seconds(60))
+            StateBatch.$current.withValue(batch) {
+                for index in 0..<count {
+                    record(daemon, "\(name) \(index)", body: index % 3 == 0 ? nil : "body \(index)",
+                           at: start.addingTimeInterval(Double(offset + index)))
+                }
+            }
+            batch.commit()
+        }
+        batch("loaded", from: 2)
+        #expect(folded, "the spool's lines were not folded before the batch, or the batch was spooled")
+        let database = try SQLiteDatabase(path: directory + "/history.db", busyTimeout: 1000)
+        #expect(try database.integer("SELECT count(*) FROM events") == 2 + count)
+
+        // Another writer holds history.db: the next batch is spooled, without waiting for it.
+        try database.execute("BEGIN IMMEDIATE")
+        let elapsed = ContinuousClock().measure { batch("busy", from: 2 + count) }
+        #expect(elapsed < .milliseconds(500), "the batch waited for the other writer: \(elapsed)")
+        #expect(spoolSize > 0)
+        try database.execute("ROLLBACK")
+
+        let expected = ["first", "second"] + (0..<count).map { "loaded \($0)" } + (0..<count).map { "busy \($0)" }
+        #expect(try titles() == expected)
+        #expect(try database.integer("SELECT count(*) FROM events WHERE upto != (SELECT sum(bytes) FROM events AS e WHERE e.id <= events.id)") == 0)
+        #expect(try database.integer("SELECT count(*) FROM events WHERE body IS NULL") == 2 + 2 * (0..<count).filter { $0 % 3 == 0 }.count)
+        #expect(try database.integer("SELECT count(*) FROM events WHERE body = 'body ' || substr(title, instr(title, ' ') + 1)")
+                == 2 * (count - (0..<count).filter { $0 % 3 == 0 }.count))
+    }
+
     /// The spool's descriptor is kept open between appends: a spool removed meanwhile is
     /// made again, and no record goes to the removed file.
     @Test func aDaemonsSpoolRemovedMeanwhileIsMadeAgain() throws {

@@ -231,10 +231,56 @@ struct HistorySpool {
         return lstat(to, &info) != 0 && errno == ENOENT && rename(from, to) == 0
     }
 
+    /// Lines of the spool's format, each field a range of bytes that outlive the insert.
+    protocol Lines {
+        var count: Int { get }
+        /// The bytes of field `index` of line `line`; `nil` for an absent value.
+        func field(_ line: Int, _ index: Int) -> UnsafeBufferPointer<UInt8>?
+        /// The time of line `line` (field 2).
+        func time(_ line: Int) -> Double
+    }
+
+    /// Lines made in memory by ``Row/line()`` (a daemon's batch), their fields found by
+    /// their separators alone: unlike a spool's, no other process wrote them.
+    struct Buffered: Lines {
+        private let bytes: UnsafeBufferPointer<UInt8>
+        private var fields: [(start: Int, count: Int)] = []
+        private let times: [Double]
+
+        /// - Parameter times: each line's time, as its row had it.
+        init(_ bytes: UnsafeBufferPointer<UInt8>, times: [Double]) {
+            self.bytes = bytes
+            self.times = times
+            fields.reserveCapacity(times.count * HistorySpool.fieldCount)
+            guard let base = bytes.baseAddress else { return }
+            var start = 0
+            while start < bytes.count {
+                let found = memchr(base + start, Int32(HistorySpool.field), bytes.count - start)
+                let separator = found.map { UnsafeRawPointer(base).distance(to: $0) } ?? bytes.count
+                // The last field of a line ends with the line.
+                let lineEnd = memchr(base + start, Int32(HistorySpool.end), min(separator, bytes.count) - start)
+                let end = lineEnd.map { UnsafeRawPointer(base).distance(to: $0) } ?? separator
+                let count = end - start
+                fields.append(count == 1 && base[start] == HistorySpool.absent ? (start, -1) : (start, count))
+                start = end + 1
+            }
+        }
+
+        var count: Int { times.count }
+
+        func field(_ line: Int, _ index: Int) -> UnsafeBufferPointer<UInt8>? {
+            let range = fields[line * HistorySpool.fieldCount + index]
+            guard range.count >= 0 else { return nil }
+            return UnsafeBufferPointer(rebasing: bytes[range.start..<range.start + range.count])
+        }
+
+        func time(_ line: Int) -> Double { times[line] }
+    }
+
     /// A spool moved aside for a fold, and its complete, readable lines, each kept as the
     /// byte ranges of its fields in the bytes read: a daemon's fold takes thousands of lines,
     /// and binds them to its insert as they are. Removed by ``clear()`` once they are committed.
-    final class Fold {
+    final class Fold: Lines {
         private let file: Int32
         private let path: String
         /// Whether it is the moved spool of a fold killed before its end (its lines may be

@@ -117,12 +117,27 @@ public final class RouterMemory: Sendable {
         /// Lines of records routed in a ``StateBatch``, written in one `write` when a batch
         /// commits, before its answers are published.
         var buffer: [UInt8] = []
+        /// The time of each of the batch's lines.
+        var times: [Double] = []
         /// The batches told to commit `buffer` (joined since it was last written).
         var joined: [ObjectIdentifier] = []
+
+        mutating func emptyBuffer() {
+            let keep = buffer.capacity <= RouterMemory.spoolBufferKept
+            buffer.removeAll(keepingCapacity: keep)
+            times.removeAll(keepingCapacity: keep)
+            joined.removeAll(keepingCapacity: true)
+        }
     }
 
     /// The capacity of the batch's buffer kept between batches (a batch of a few hundred records).
     static let spoolBufferKept = 256 << 10
+
+    /// From this many records, a batch's commit inserts its lines into history.db itself,
+    /// in one transaction, where spooling them would have a fold read them back, check each
+    /// line and find its fields before inserting them. Fewer (a send alone) are spooled:
+    /// one `write` on the answer's path, not a transaction.
+    static let insertedLines = 16
 
     /// Past this size, the record that finds the spool so large folds it at once (the
     /// daemon's timer folds it well before, but may be late under load).
@@ -169,14 +184,15 @@ public final class RouterMemory: Sendable {
     /// their answers is published: the spool's size is then 0.
     private func spoolKeptOpen(_ row: HistorySpool.Row) -> Int? {
         guard spooling.withLock(\.enabled) else { return nil }
+        let batch = StateBatch.current
         // Made before the lock, which concurrent records wait for.
         let line = row.line()
-        let batch = StateBatch.current
         var join = false
         let size = spooling.withLock { state -> Int? in
             guard state.enabled else { return nil }
             if let batch {
                 state.buffer.append(contentsOf: line)
+                state.times.append(row.time)
                 if !state.joined.contains(ObjectIdentifier(batch)) {
                     state.joined.append(ObjectIdentifier(batch))
                     join = true
@@ -186,8 +202,7 @@ public final class RouterMemory: Sendable {
             // After what waits in the buffer: the spool keeps the order of the records.
             let buffered = state.buffer
             guard let size = write(&state, buffered + line) else { return nil }
-            state.buffer.removeAll(keepingCapacity: state.buffer.capacity <= Self.spoolBufferKept)
-            state.joined.removeAll(keepingCapacity: true)
+            state.emptyBuffer()
             return size
         }
         if join, let batch { batch.join(self) }
@@ -223,22 +238,20 @@ public final class RouterMemory: Sendable {
         return size
     }
 
-    /// Writes the lines the buffer holds (``spoolKeptOpen(_:)``); what cannot be written
-    /// to the spool is recorded in history.db directly. Folds at once past ``spoolFoldBytes``.
+    /// Writes the lines the buffer holds (``spoolKeptOpen(_:)``): into history.db when there
+    /// are ``insertedLines`` or more and it is free, else to the spool; what can be written
+    /// to neither is recorded in history.db directly. Folds at once past ``spoolFoldBytes``.
     private func flushSpool() {
+        if spooling.withLock({ $0.times.count }) >= Self.insertedLines && insertBuffer() { return }
         var failed: [UInt8] = []
         let size = spooling.withLock { state -> Int? in
-            state.joined.removeAll(keepingCapacity: true)
-            guard !state.buffer.isEmpty else { return nil }
-            var lines: [UInt8] = []
-            swap(&lines, &state.buffer)
-            let size = write(&state, lines)
-            if size == nil { failed = lines }
-            // Its capacity kept for the next batch, unless a long stall made it large.
-            if lines.capacity <= Self.spoolBufferKept {
-                lines.removeAll(keepingCapacity: true)
-                swap(&lines, &state.buffer)
+            guard !state.buffer.isEmpty else {
+                state.joined.removeAll(keepingCapacity: true)
+                return nil
             }
+            let size = write(&state, state.buffer)
+            if size == nil { failed = state.buffer }
+            state.emptyBuffer()
             return size
         }
         if let size, size >= Self.spoolFoldBytes { foldSpooledRecords() }
@@ -255,6 +268,66 @@ public final class RouterMemory: Sendable {
             }
         } catch {
             notice("history: \(error); \(rows.count) events are not in the history")
+        }
+    }
+
+    /// The buffer's lines into history.db in one transaction, after the spool's (folded
+    /// first: the history keeps the order of the records). Waits for no other writer and
+    /// for no lock of the spool's: then, or on any failure, returns false with the buffer
+    /// as it was, for ``flushSpool()`` to spool.
+    private func insertBuffer() -> Bool {
+        do {
+            return try withConnection(folding: false) { connection in
+                connection.database.setBusyTimeout(0)
+                defer { connection.database.setBusyTimeout(busyTimeoutMilliseconds) }
+                if spool.mayHoldLines {
+                    try fold(into: connection, within: .zero)
+                    // Its lock was not had, or lines came since: they go first, and these after them.
+                    guard !spool.mayHoldLines else { return false }
+                }
+                // Taken under the connection's lock, which every insert takes: batches that commit
+                // at once insert in the order they take their lines.
+                var taken = Spooling()
+                spooling.withLock { state in
+                    swap(&taken.buffer, &state.buffer)
+                    swap(&taken.times, &state.times)
+                    state.joined.removeAll(keepingCapacity: true)
+                }
+                guard !taken.times.isEmpty else { return true }
+                do {
+                    try taken.buffer.withUnsafeBufferPointer { bytes throws(SQLiteDatabase.Failure) in
+                        let lines = HistorySpool.Buffered(bytes, times: taken.times)
+                        let last = lines.count - 1
+                        func number(_ index: Int) -> Int? { lines.field(last, index).flatMap { Int(String(decoding: $0, as: UTF8.self)) } }
+                        try connection.write { _ throws(SQLiteDatabase.Failure) in
+                            try connection.insert(lines, lines: 0..<lines.count)
+                            try connection.evict(HistorySettings(maxEvents: number(13) ?? HistorySettings().maxEvents,
+                                                                 maxBytes: number(14) ?? HistorySettings().maxBytes))
+                            if !marker.exists { try connection.markControls(marker) }
+                        }
+                    }
+                } catch {
+                    // Back in front of what was buffered since, for the spool.
+                    spooling.withLock { state in
+                        taken.buffer += state.buffer
+                        taken.times += state.times
+                        swap(&taken.buffer, &state.buffer)
+                        swap(&taken.times, &state.times)
+                    }
+                    throw error
+                }
+                // Its capacity kept for the next batch, unless a long stall made it large.
+                spooling.withLock { state in
+                    if state.buffer.isEmpty && taken.buffer.capacity <= Self.spoolBufferKept {
+                        taken.emptyBuffer()
+                        swap(&taken.buffer, &state.buffer)
+                        swap(&taken.times, &state.times)
+                    }
+                }
+                return true
+            }
+        } catch {
+            return false
         }
     }
 
@@ -461,7 +534,8 @@ public final class RouterMemory: Sendable {
                 }
                 return try body(open)
             } catch let failure as SQLiteDatabase.Failure {
-                connection = nil
+                // Busy leaves the connection as it was (its transaction rolled back); anything else opens it afresh.
+                if !failure.isBusy { connection = nil }
                 if failure.isCorruption {
                     let aside = try? StateFiles(directory: directory).setAside(Self.fileName, as: "corrupt")
                     throw Failure(description: "\(databasePath): \(failure.description); set aside as \(aside ?? "?")")
@@ -475,8 +549,8 @@ public final class RouterMemory: Sendable {
     /// its lock, taken after the database's) and removes what it moved once it is committed.
     /// What a killed fold left moved aside goes first, in a transaction of its own: the
     /// token it keeps is its last line's.
-    private func fold(into connection: Connection) throws(SQLiteDatabase.Failure) {
-        let deadline = ContinuousClock.now + busyTimeout
+    private func fold(into connection: Connection, within wait: Duration? = nil) throws(SQLiteDatabase.Failure) {
+        let deadline = ContinuousClock.now + (wait ?? busyTimeout)
         for _ in 0..<2 {
             let fold = try connection.write { _ throws(SQLiteDatabase.Failure) -> HistorySpool.Fold? in
                 guard let fold = spool.takeForFold(until: deadline, notice: notice) else { return nil }
@@ -492,6 +566,10 @@ public final class RouterMemory: Sendable {
         }
     }
 
+    private var busyTimeoutMilliseconds: Int32 {
+        Int32(clamping: busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
+    }
+
     private func open() throws -> Connection {
         let files: StateFiles
         do { files = try StateFiles(directory: directory) } catch { throw Failure(description: error.description) }
@@ -502,8 +580,7 @@ public final class RouterMemory: Sendable {
                 try files.prepareDatabase(Self.fileName, maximumBytes: Self.maximumBytes, notice: notice)
             } catch { throw Failure(description: error.description) }
             do {
-                let milliseconds = Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
-                let database = try SQLiteDatabase(path: databasePath, busyTimeout: milliseconds)
+                let database = try SQLiteDatabase(path: databasePath, busyTimeout: busyTimeoutMilliseconds)
                 database.keepLogFiles()
                 // The mode is kept in the file: only a database not yet at this version is switched.
                 let current = try database.integer("PRAGMA user_version") == HistorySchema.version
@@ -669,39 +746,34 @@ public final class RouterMemory: Sendable {
         }
 
         /// How many rows one statement of a fold inserts: a statement's run (its reset, its
-        /// cursors, its halt) costs about as much as binding and inserting a row.
+        /// cursors, its halt) costs about as much as binding and inserting a row. Fewer rows
+        /// take statements of ``fewerRowsPerStatement``, then of one.
         static let foldRowsPerStatement = 64
-        /// The insert of ``foldRowsPerStatement`` rows, prepared once.
-        private var foldInsert: SQLiteDatabase.Statement?
+        static let fewerRowsPerStatement = 8
+        /// The inserts of several rows, prepared once, by their count of rows.
+        private var multipleInserts: [Int: SQLiteDatabase.Statement] = [:]
 
-        /// Lines `lines` of `fold` inserted as ``insert(_:)`` inserts rows, with the running
-        /// total of bytes (`upto`) counted here from the last row's: ``foldRowsPerStatement``
-        /// rows per statement, their text bound where it lies in the spool's bytes (which
-        /// outlive the statements' runs).
-        private func insert(_ fold: HistorySpool.Fold, lines: Range<Int>) throws(SQLiteDatabase.Failure) {
+        /// Lines `lines` of `spooled` (a fold's, or a daemon's batch) inserted as
+        /// ``insert(_:)`` inserts rows, with the running total of bytes (`upto`) counted here
+        /// from the last row's, their text bound where it lies (the bytes outlive the
+        /// statements' runs).
+        func insert(_ spooled: some HistorySpool.Lines, lines: Range<Int>) throws(SQLiteDatabase.Failure) {
             guard !lines.isEmpty else { return }
             let last = try statement(.lastUpto).bind()
             var upto = try last.step() ? last.integer(0) : 0
             last.finish()
-            let many: SQLiteDatabase.Statement
-            if let foldInsert {
-                many = foldInsert
-            } else {
-                let row = "(" + (0..<13).map { _ in "?" }.joined(separator: ",") + ")"
-                many = try database.prepare(Self.insertColumns + Array(repeating: row, count: Self.foldRowsPerStatement).joined(separator: ","))
-                foldInsert = many
-            }
             let one = try statement(.insertFoldedEvent)
             var line = lines.lowerBound
             while line < lines.upperBound {
-                let rows = lines.upperBound - line >= Self.foldRowsPerStatement ? Self.foldRowsPerStatement : 1
-                let insert = rows == 1 ? one : many
+                let left = lines.upperBound - line
+                let rows = left >= Self.foldRowsPerStatement ? Self.foldRowsPerStatement : left >= Self.fewerRowsPerStatement ? Self.fewerRowsPerStatement : 1
+                let insert = rows == 1 ? one : try multipleInsert(rows)
                 let raw = insert.statement
                 sqlite3_reset(raw)
                 for row in 0..<rows {
                     let first = Int32(row * 13)
                     func text(_ position: Int32, _ index: Int) {
-                        guard let bytes = fold.field(line, index), let base = bytes.baseAddress else {
+                        guard let bytes = spooled.field(line, index), let base = bytes.baseAddress else {
                             sqlite3_bind_null(raw, first + position)
                             return
                         }
@@ -709,9 +781,9 @@ public final class RouterMemory: Sendable {
                         sqlite3_bind_text(raw, first + position, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self),
                                           Int32(clamping: bytes.count), nil)
                     }
-                    sqlite3_bind_double(raw, first + 1, fold.time(line))
+                    sqlite3_bind_double(raw, first + 1, spooled.time(line))
                     for position in Int32(2)...10 { text(position, Int(position) + 1) }
-                    let bytes = (fold.field(line, 10)?.count ?? 0) + (fold.field(line, 11)?.count ?? 0)
+                    let bytes = (spooled.field(line, 10)?.count ?? 0) + (spooled.field(line, 11)?.count ?? 0)
                     upto += bytes
                     sqlite3_bind_int64(raw, first + 11, Int64(bytes))
                     sqlite3_bind_int64(raw, first + 12, Int64(upto))
@@ -721,6 +793,14 @@ public final class RouterMemory: Sendable {
                 defer { sqlite3_clear_bindings(raw) }
                 try insert.run()
             }
+        }
+
+        private func multipleInsert(_ rows: Int) throws(SQLiteDatabase.Failure) -> SQLiteDatabase.Statement {
+            if let prepared = multipleInserts[rows] { return prepared }
+            let row = "(" + (0..<13).map { _ in "?" }.joined(separator: ",") + ")"
+            let prepared = try database.prepare(Self.insertColumns + Array(repeating: row, count: rows).joined(separator: ","))
+            multipleInserts[rows] = prepared
+            return prepared
         }
 
         static let insertColumns = "INSERT INTO events(time, level, source, app, title, body, category, tags, record, input, bytes, upto, summary) VALUES "

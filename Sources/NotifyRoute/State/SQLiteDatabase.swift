@@ -44,6 +44,11 @@ final class SQLiteDatabase {
         sqlite3_close_v2(handle)
     }
 
+    /// How long a statement waits for another connection's lock before failing busy.
+    func setBusyTimeout(_ milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
     /// Keeps `-wal` and `-shm` when the last connection closes (the log emptied by its
     /// checkpoint), so that a process opening the database for one event does not create
     /// and unlink both each time. Set on each connection: it is not kept in the file.
