@@ -320,8 +320,6 @@ struct HistorySpool {
         /// The time of line `line` (field 2).
         func time(_ line: Int) -> Double { times[line] }
 
-        func text(_ line: Int, _ index: Int) -> String? { field(line, index).map { String(decoding: $0, as: UTF8.self) } }
-
         /// Removes the moved file, still locked: a fold that found it meanwhile finds it gone.
         func clear() { _ = unlink(path) }
 
@@ -438,17 +436,19 @@ struct HistorySpool {
         // read into memory of our own, every page of it faulted in, zeroed and charged first
         // (a daemon folds megabytes a second). Nothing shortens the moved file while its fold
         // holds the lock, so the mapping stays whole.
-        var mapped = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, file, 0)
         var done = length
-        if mapped == nil || mapped == UnsafeMutableRawPointer(bitPattern: -1) {
+        let mapped: UnsafeMutableRawPointer
+        if let fileMapping = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, file, 0), fileMapping != MAP_FAILED {
+            mapped = fileMapping
+        } else {
             // A file system that maps no files: read into an anonymous mapping, unmapped with
             // the fold (malloc would keep buffers of this size).
-            mapped = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-            guard let buffer = mapped, buffer != UnsafeMutableRawPointer(bitPattern: -1) else {
+            guard let buffer = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), buffer != MAP_FAILED else {
                 close(file)
                 notice("\(name) cannot be read: no memory for \(length) bytes")
                 return nil
             }
+            mapped = buffer
             done = 0
             while done < length {
                 let count = read(file, buffer + done, length - done)
@@ -465,7 +465,6 @@ struct HistorySpool {
                 }
             }
         }
-        guard let mapped else { return nil }
         var dropped: [String] = []
         var unreadable = 0
         if tooLong { dropped.append("\(name) is more than \(Self.maximumBytes) bytes: what lies past that is dropped") }
@@ -521,5 +520,15 @@ extension HistorySpool.Row {
         }
         guard let row else { return nil }
         self = row
+    }
+}
+
+extension HistorySpool.Lines {
+    func text(_ line: Int, _ index: Int) -> String? { field(line, index).map { String(decoding: $0, as: UTF8.self) } }
+
+    /// The history's bounds that line `line` was recorded with (fields 13 and 14).
+    func bounds(ofLine line: Int) -> HistorySettings {
+        HistorySettings(maxEvents: text(line, 13).flatMap { Int($0) } ?? HistorySettings.defaultMaxEvents,
+                        maxBytes: text(line, 14).flatMap { Int($0) } ?? HistorySettings.defaultMaxBytes)
     }
 }

@@ -243,31 +243,37 @@ public final class RouterMemory: Sendable {
     /// to neither is recorded in history.db directly. Folds at once past ``spoolFoldBytes``.
     private func flushSpool() {
         if spooling.withLock({ $0.times.count }) >= Self.insertedLines && insertBuffer() { return }
-        var failed: [UInt8] = []
+        var failed = Spooling()
         let size = spooling.withLock { state -> Int? in
             guard !state.buffer.isEmpty else {
                 state.joined.removeAll(keepingCapacity: true)
                 return nil
             }
             let size = write(&state, state.buffer)
-            if size == nil { failed = state.buffer }
+            if size == nil { (failed.buffer, failed.times) = (state.buffer, state.times) }
             state.emptyBuffer()
             return size
         }
         if let size, size >= Self.spoolFoldBytes { foldSpooledRecords() }
-        guard !failed.isEmpty else { return }
-        // The lines as rows again, one transaction for them all.
-        let rows = failed.split(separator: HistorySpool.end).compactMap(HistorySpool.Row.init(line:))
+        guard !failed.times.isEmpty else { return }
         do {
-            try withConnection { connection in
-                try connection.write { _ throws(SQLiteDatabase.Failure) in
-                    for row in rows { try connection.insert(row) }
-                    if let last = rows.last { try connection.evict(HistorySettings(maxEvents: last.maxEvents, maxBytes: last.maxBytes)) }
-                    if !marker.exists { try connection.markControls(marker) }
-                }
-            }
+            try withConnection { connection in try insert(failed.buffer, times: failed.times, into: connection) }
         } catch {
-            notice("history: \(error); \(rows.count) events are not in the history")
+            notice("history: \(error); \(failed.times.count) events are not in the history")
+        }
+    }
+
+    /// Lines of this connection's buffer (`times` theirs) into history.db in one
+    /// transaction, the oldest dropped past the bounds the last was recorded with.
+    private func insert(_ buffer: [UInt8], times: [Double], into connection: Connection) throws(SQLiteDatabase.Failure) {
+        guard !times.isEmpty else { return }
+        try buffer.withUnsafeBufferPointer { bytes throws(SQLiteDatabase.Failure) in
+            let lines = HistorySpool.Buffered(bytes, times: times)
+            try connection.write { _ throws(SQLiteDatabase.Failure) in
+                try connection.insert(lines, lines: 0..<lines.count)
+                try connection.evict(lines.bounds(ofLine: lines.count - 1))
+                if !marker.exists { try connection.markControls(marker) }
+            }
         }
     }
 
@@ -295,17 +301,7 @@ public final class RouterMemory: Sendable {
                 }
                 guard !taken.times.isEmpty else { return true }
                 do {
-                    try taken.buffer.withUnsafeBufferPointer { bytes throws(SQLiteDatabase.Failure) in
-                        let lines = HistorySpool.Buffered(bytes, times: taken.times)
-                        let last = lines.count - 1
-                        func number(_ index: Int) -> Int? { lines.field(last, index).flatMap { Int(String(decoding: $0, as: UTF8.self)) } }
-                        try connection.write { _ throws(SQLiteDatabase.Failure) in
-                            try connection.insert(lines, lines: 0..<lines.count)
-                            try connection.evict(HistorySettings(maxEvents: number(13) ?? HistorySettings().maxEvents,
-                                                                 maxBytes: number(14) ?? HistorySettings().maxBytes))
-                            if !marker.exists { try connection.markControls(marker) }
-                        }
-                    }
+                    try insert(taken.buffer, times: taken.times, into: connection)
                 } catch {
                     // Back in front of what was buffered since, for the spool.
                     spooling.withLock { state in
@@ -740,8 +736,7 @@ public final class RouterMemory: Sendable {
             if fold.count > 0 {
                 let last = fold.count - 1
                 try statement(.insertFolded).bind(.text(fold.text(last, 1) ?? "")).run()
-                try evict(HistorySettings(maxEvents: fold.text(last, 13).flatMap { Int($0) } ?? HistorySettings().maxEvents,
-                                          maxBytes: fold.text(last, 14).flatMap { Int($0) } ?? HistorySettings().maxBytes))
+                try evict(fold.bounds(ofLine: last))
             }
         }
 
