@@ -151,16 +151,19 @@ final class ExitFlush: Sendable {
     }
 
     /// Once: the records each journal sink gave up since the command started.
+    ///
+    /// Written under the lock: the end of the command and a signal's stop both report, and
+    /// the one that comes second (the signal's, about to re-raise) must not end the process
+    /// between the first one's claim and its write.
     private func report(_ why: String) {
-        let first = state.withLock { state in
-            defer { state.reported = true }
-            return !state.reported
-        }
-        guard first else { return }
-        for (index, journal) in journals.enumerated() {
-            let lost = journal.sink.statistics.givenUp - givenUpBefore[index]
-            guard lost > 0 else { continue }
-            Console.error("sink \"\(journal.name)\": \(lost) queued record(s) dropped, never written to the journal: \(why)")
+        state.withLock { state in
+            guard !state.reported else { return }
+            state.reported = true
+            for (index, journal) in journals.enumerated() {
+                let lost = journal.sink.statistics.givenUp - givenUpBefore[index]
+                guard lost > 0 else { continue }
+                Console.error("sink \"\(journal.name)\": \(lost) queued record(s) dropped, never written to the journal: \(why)")
+            }
         }
     }
 }
