@@ -262,14 +262,17 @@ public enum DaemonProtocol {
             var line: [UInt8] = []
             line.reserveCapacity(256 + (encodedReport?.count ?? 0) + (text?.utf8.count ?? 0))
             line.append(UInt8(ascii: "{"))
-            func key(_ name: String) {
+            // Names written in the source need no escape and no String.
+            func key(_ name: StaticString) {
                 if line.count > 1 { line.append(UInt8(ascii: ",")) }
-                JSONWriter.string(name, into: &line)
+                line.append(UInt8(ascii: "\""))
+                line.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+                line.append(UInt8(ascii: "\""))
                 line.append(UInt8(ascii: ":"))
             }
             if let error { key("error"); JSONWriter.string(error, into: &line) }
-            if let exit { key("exit"); line.append(contentsOf: String(exit).utf8) }
-            if let id { key("id"); line.append(contentsOf: String(id).utf8) }
+            if let exit { key("exit"); JSONWriter.decimal(Int(exit), into: &line) }
+            if let id { key("id"); JSONWriter.decimal(id, into: &line) }
             if let interaction { key("interaction"); JSONWriter.string(interaction, into: &line) }
             if let problems { key("problems"); JSONWriter.strings(problems, into: &line) }
             if let encodedReport {

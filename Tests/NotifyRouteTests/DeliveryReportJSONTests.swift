@@ -47,4 +47,28 @@ import Testing
             #expect(String(decoding: report.json(), as: UTF8.self) == (try Self.encoded(report)))
         }
     }
+
+    /// The numbers written from integers are spelled as the encoder spells them: a count
+    /// as `String(_:)` does, thousandths as `Double(value) / 1000` is (the encoder's form
+    /// of `duration_ms`), over every value below 100,000 and a spread of larger ones.
+    @Test func integersAndThousandthsAreSpelledAsTheEncoderSpellsThem() throws {
+        var generator = SystemRandomNumberGenerator()
+        var values: [Int64] = Array(0..<100_000) + [Int64.max, Int64.min, Int64.min + 1]
+        for edge: Int64 in [1 << 42, 1 << 43, 1 << 53] { values += [edge * 1_000 - 1, edge * 1_000, edge * 1_000 + 1] }
+        for digits in 5...18 {
+            let top = (0..<digits).reduce(Int64(1)) { value, _ in value * 10 }
+            values += (0..<200).map { _ in Int64.random(in: 0..<top, using: &generator) }
+        }
+        values += values.map { $0 == .min ? .max : -$0 }
+        let encoder = JSONEncoder()
+        for value in values {
+            var writer = JSONWriter()
+            writer.integer(Int(value))
+            #expect(writer.text == String(value))
+            writer = JSONWriter()
+            writer.thousandths(value)
+            let encoded = String(decoding: try encoder.encode(Double(value) / 1_000), as: UTF8.self)
+            #expect(writer.text == encoded, "\(value)")
+        }
+    }
 }

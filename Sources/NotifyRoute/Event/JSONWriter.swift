@@ -120,8 +120,70 @@ package struct JSONWriter {
 
     package mutating func integer(_ value: Int) {
         separate()
-        ascii(String(value))
+        storage.reserve(20)
+        storage.count += Self.decimal(value, at: storage.base + storage.count)
         separated = true
+    }
+
+    /// A count of thousandths (`duration_ms` from microseconds) as the encoder writes
+    /// `Double(value) / 1000`, from the integer, with no `Double.description` and no String
+    /// (two a report). Below 2^42 (140,000 years of milliseconds) that Double's spacing is
+    /// under 0.001, so the decimal is the one shortest spelling that reads back as it.
+    package mutating func thousandths(_ value: Int64) {
+        guard value.magnitude / 1_000 < 1 << 42 else { return number(Double(value) / 1_000) }
+        separate()
+        storage.reserve(24)
+        var at = storage.base + storage.count
+        if value < 0 {
+            at.pointee = UInt8(ascii: "-")
+            at += 1
+        }
+        let magnitude = value.magnitude
+        at += Self.decimal(Int(magnitude / 1_000), at: at)
+        var fraction = Int(magnitude % 1_000)
+        if fraction != 0 {
+            at.pointee = UInt8(ascii: ".")
+            var digits = 3
+            while fraction % 10 == 0 {
+                fraction /= 10
+                digits -= 1
+            }
+            for index in stride(from: digits, to: 0, by: -1) {
+                at[index] = UInt8(ascii: "0") + UInt8(fraction % 10)
+                fraction /= 10
+            }
+            at += digits + 1
+        }
+        storage.count = storage.base.distance(to: at)
+        separated = true
+    }
+
+    /// The decimal digits of `value` (a `-` first when negative) at `at`, which has room for
+    /// 20 bytes; how many were written. What `String(value)` spells, without the String.
+    package static func decimal(_ value: Int, at: UnsafeMutablePointer<UInt8>) -> Int {
+        var magnitude = value.magnitude
+        var digits = 1
+        var scale: UInt = 10
+        // An Int's magnitude has 19 digits at most, and 10^19 fits in a UInt.
+        while digits < 19 && magnitude >= scale {
+            digits += 1
+            scale *= 10
+        }
+        let sign = value < 0 ? 1 : 0
+        if sign == 1 { at.pointee = UInt8(ascii: "-") }
+        for index in stride(from: sign + digits - 1, through: sign, by: -1) {
+            at[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+        }
+        return sign + digits
+    }
+
+    /// `value`'s decimal digits appended to `bytes`.
+    package static func decimal(_ value: Int, into bytes: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            let count = decimal(value, at: buffer.baseAddress!)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
+        }
     }
 
     package mutating func null() {

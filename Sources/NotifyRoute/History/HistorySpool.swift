@@ -64,19 +64,29 @@ struct HistorySpool {
         /// and a count from it: distinct within the process, and across processes as random
         /// numbers are, without a `getrandom` call per record.
         static func token() -> String {
-            let token = tokenStart &+ tokenCount.wrappingAdd(1, ordering: .relaxed).oldValue
-            return String(token == 0 ? 1 : token, radix: 16)
+            var token = tokenStart &+ tokenCount.wrappingAdd(1, ordering: .relaxed).oldValue
+            if token == 0 { token = 1 }
+            // What String(token, radix: 16) spells, without its generic path (one per record).
+            let digits = (UInt64.bitWidth - token.leadingZeroBitCount + 3) / 4
+            return String(unsafeUninitializedCapacity: digits) { buffer in
+                for index in 0..<digits {
+                    let nibble = UInt8(truncatingIfNeeded: token >> UInt64(4 * (digits - 1 - index))) & 0xF
+                    buffer[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+                }
+                return digits
+            }
         }
 
         private static let tokenStart = UInt64.random(in: 1...UInt64.max)
         private static let tokenCount = Atomic<UInt64>(0)
 
         func line() -> [UInt8] {
-            let time = String(self.time), maxEvents = String(self.maxEvents), maxBytes = String(self.maxBytes)
-            var capacity = 30 + HistorySpool.format.utf8.count + token.utf8.count + time.utf8.count + level.utf8.count
+            let time = String(self.time)
+            // The two bounds' digits are written in place: 20 bytes each at most.
+            var capacity = 70 + HistorySpool.format.utf8.count + token.utf8.count + time.utf8.count + level.utf8.count
             capacity += (source?.utf8.count ?? 0) + app.utf8.count + title.utf8.count + (body?.utf8.count ?? 0)
             capacity += (category?.utf8.count ?? 0) + tags.utf8.count + record.utf8.count + input.utf8.count
-            capacity += summary.utf8.count + maxEvents.utf8.count + maxBytes.utf8.count
+            capacity += summary.utf8.count
             // Field by field into a buffer of its size: the daemon writes one line per event.
             return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
                 var at = buffer.baseAddress!
@@ -93,8 +103,10 @@ struct HistorySpool {
                 Self.put(record, at: &at)
                 Self.put(input, at: &at)
                 Self.put(summary, at: &at)
-                Self.put(maxEvents, at: &at)
-                Self.put(maxBytes, at: &at)
+                at.pointee = HistorySpool.field
+                at += 1 + JSONWriter.decimal(maxEvents, at: at + 1)
+                at.pointee = HistorySpool.field
+                at += 1 + JSONWriter.decimal(maxBytes, at: at + 1)
                 at.pointee = HistorySpool.end
                 count = buffer.baseAddress!.distance(to: at) + 1
             }

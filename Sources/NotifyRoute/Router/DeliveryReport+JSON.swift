@@ -87,7 +87,7 @@ extension SinkOutcome: Encodable {
         try container.encodeIfPresent(handle?.value, forKey: .handle)
         try container.encodeIfPresent(failoverFor, forKey: .failoverFor)
         try container.encode(notes, forKey: .notes)
-        try container.encode((duration.seconds * 1_000_000).rounded() / 1_000, forKey: .durationMS)
+        try container.encode(Double(duration.roundedMicroseconds) / 1_000, forKey: .durationMS)
     }
 }
 
@@ -174,7 +174,7 @@ extension SinkOutcome {
         writer.object { writer in
             writer.member("count", count)
             writer.key("duration_ms")
-            writer.number((duration.seconds * 1_000_000).rounded() / 1_000)
+            writer.thousandths(duration.roundedMicroseconds)
             writer.member("error", error)
             writer.member("failover_for", failoverFor)
             writer.member("handle", handle?.value)

@@ -33,6 +33,15 @@ struct PolicyDecision: Sendable {
 }
 
 extension Duration {
+    /// Whole microseconds, half a microsecond rounded away from zero: a report's
+    /// `duration_ms` in thousandths, by integer arithmetic.
+    var roundedMicroseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (micros, rest) = attoseconds.quotientAndRemainder(dividingBy: 1_000_000_000_000)
+        let half: Int64 = rest >= 500_000_000_000 ? 1 : rest <= -500_000_000_000 ? -1 : 0
+        return seconds * 1_000_000 + micros + half
+    }
+
     var seconds: Double {
         // `components` read once: each read divides the 128-bit attoseconds.
         let (seconds, attoseconds) = components
