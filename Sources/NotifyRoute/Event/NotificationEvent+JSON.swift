@@ -38,7 +38,7 @@ extension NotificationEvent {
         guard case .object(let entries) = root else {
             throw EventError("expected a JSON object such as {\"title\": \"Disk full\"}, found \(root.kindDescription)")
         }
-        for entry in entries where !jsonKeys.contains(entry.key) {
+        for entry in entries where !jsonKeys.contains(where: { Self.sameKey($0, entry.key) }) {
             if let hint = Suggestions.didYouMean(entry.key, among: jsonKeys) {
                 throw EventError("unknown key \"\(entry.key)\" (\(hint))")
             }
@@ -48,7 +48,7 @@ extension NotificationEvent {
         // event has a few keys, fewer compares than hashing each.
         struct Members {
             let entries: [(key: String, value: JSONLine)]
-            subscript(key: String) -> JSONLine? { entries.first { $0.key == key }?.value }
+            subscript(key: String) -> JSONLine? { entries.first { NotificationEvent.sameKey($0.key, key) }?.value }
         }
         let values = Members(entries: entries)
         func string(_ key: String) throws(EventError) -> String? {
@@ -91,6 +91,12 @@ extension NotificationEvent {
         event.fields = try fields(values["fields"])
         event.progress = try progress(values["progress"])
         return event
+    }
+
+    /// `==`, its lengths compared first: of two short strings that differ, `==` takes the
+    /// runtime's out-of-line comparison, and an event's keys are looked up among all of them.
+    @inline(__always) static func sameKey(_ one: String, _ other: String) -> Bool {
+        one.utf8.count == other.utf8.count && one == other
     }
 
     /// A whole number from 0 to 100 (`50`, or `50.0` as some encoders write it).
