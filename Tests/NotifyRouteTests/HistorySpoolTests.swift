@@ -199,6 +199,39 @@ import Testing
                 == 2 * (count - (0..<count).filter { $0 % 3 == 0 }.count))
     }
 
+    /// A batch that commits while another thread of the daemon holds history.db's connection
+    /// (another batch's insert, a fold) is spooled at once: no thread of the pool waits for it.
+    @Test func aBatchIsSpooledWhileAnotherThreadHoldsTheConnection() throws {
+        let daemon = RouterMemory(directory: directory, keepsOpen: true, notice: { Issue.record("notice: \($0)") })
+        _ = daemon.spoolRecords()
+        record(daemon, "first", at: start)
+        daemon.foldSpooledRecords()
+        #expect(folded)
+        let (holding, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let holder = Thread {
+            // Bounded, so that a batch that waits for the lock shows as slow instead of hanging.
+            _ = try? daemon.withConnection { _ in
+                holding.signal()
+                _ = release.wait(timeout: .now() + 2)
+            }
+        }
+        holder.start()
+        holding.wait()
+        let count = RouterMemory.insertedLines + 1
+        let batch = StateBatch(maximumAge: .seconds(60))
+        let elapsed = ContinuousClock().measure {
+            StateBatch.$current.withValue(batch) {
+                for index in 0..<count { record(daemon, "held \(index)", at: start.addingTimeInterval(Double(1 + index))) }
+            }
+            batch.commit()
+        }
+        release.signal()
+        #expect(elapsed < .milliseconds(500), "the batch waited for the connection: \(elapsed)")
+        #expect(spoolSize > 0, "the batch's lines are in the spool")
+        daemon.foldSpooledRecords()
+        #expect(try titles() == ["first"] + (0..<count).map { "held \($0)" })
+    }
+
     /// The spool's descriptor is kept open between appends: a spool removed meanwhile is
     /// made again, and no record goes to the removed file.
     @Test func aDaemonsSpoolRemovedMeanwhileIsMadeAgain() throws {

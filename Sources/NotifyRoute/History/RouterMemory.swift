@@ -278,12 +278,12 @@ public final class RouterMemory: Sendable {
     }
 
     /// The buffer's lines into history.db in one transaction, after the spool's (folded
-    /// first: the history keeps the order of the records). Waits for no other writer and
-    /// for no lock of the spool's: then, or on any failure, returns false with the buffer
-    /// as it was, for ``flushSpool()`` to spool.
+    /// first: the history keeps the order of the records). Waits for no other writer, no
+    /// lock of the spool's and no other batch's insert: then, or on any failure, returns
+    /// false with the buffer as it was, for ``flushSpool()`` to spool.
     private func insertBuffer() -> Bool {
         do {
-            return try withConnection(folding: false) { connection in
+            return try withConnectionIfFree(folding: false) { connection in
                 connection.database.setBusyTimeout(0)
                 defer { connection.database.setBusyTimeout(busyTimeoutMilliseconds) }
                 if spool.mayHoldLines {
@@ -321,7 +321,7 @@ public final class RouterMemory: Sendable {
                     }
                 }
                 return true
-            }
+            } ?? false
         } catch {
             return false
         }
@@ -517,27 +517,36 @@ public final class RouterMemory: Sendable {
 
     // MARK: The connection
 
-    private func withConnection<Result>(folding: Bool = true, _ body: (Connection) throws -> Result) throws -> Result {
-        try connection.withLock { connection in
-            if connection == nil { connection = try open() }
-            guard let open = connection else { throw Failure(description: "no history database") }
-            do {
-                // Whoever opens history.db folds the spool first: its lines are older than what
-                // follows. A connection kept open (the daemon) also folds what one-shot sends spooled since.
-                if !open.foldedSpool || (keepsOpen && folding) {
-                    open.foldedSpool = true
-                    if spool.mayHoldLines { try fold(into: open) }
-                }
-                return try body(open)
-            } catch let failure as SQLiteDatabase.Failure {
-                // Busy leaves the connection as it was (its transaction rolled back); anything else opens it afresh.
-                if !failure.isBusy { connection = nil }
-                if failure.isCorruption {
-                    let aside = try? StateFiles(directory: directory).setAside(Self.fileName, as: "corrupt")
-                    throw Failure(description: "\(databasePath): \(failure.description); set aside as \(aside ?? "?")")
-                }
-                throw Failure(description: "\(databasePath): \(failure.description)")
+    /// `body` with history.db open (the spool folded first), under the connection's lock.
+    func withConnection<Result>(folding: Bool = true, _ body: (Connection) throws -> Result) throws -> Result {
+        try connection.withLock { connection in try use(&connection, folding: folding, body) }
+    }
+
+    /// ``withConnection(folding:_:)`` when no other thread holds the connection, else `nil`
+    /// at once: a daemon's batch does not park a thread of the pool behind another's insert.
+    private func withConnectionIfFree<Result>(folding: Bool, _ body: (Connection) throws -> Result) throws -> Result? {
+        try connection.withLockIfAvailable { connection in try use(&connection, folding: folding, body) }
+    }
+
+    private func use<Result>(_ connection: inout Connection?, folding: Bool, _ body: (Connection) throws -> Result) throws -> sending Result {
+        if connection == nil { connection = try open() }
+        guard let open = connection else { throw Failure(description: "no history database") }
+        do {
+            // Whoever opens history.db folds the spool first: its lines are older than what
+            // follows. A connection kept open (the daemon) also folds what one-shot sends spooled since.
+            if !open.foldedSpool || (keepsOpen && folding) {
+                open.foldedSpool = true
+                if spool.mayHoldLines { try fold(into: open) }
             }
+            return try body(open)
+        } catch let failure as SQLiteDatabase.Failure {
+            // Busy leaves the connection as it was (its transaction rolled back); anything else opens it afresh.
+            if !failure.isBusy { connection = nil }
+            if failure.isCorruption {
+                let aside = try? StateFiles(directory: directory).setAside(Self.fileName, as: "corrupt")
+                throw Failure(description: "\(databasePath): \(failure.description); set aside as \(aside ?? "?")")
+            }
+            throw Failure(description: "\(databasePath): \(failure.description)")
         }
     }
 
