@@ -119,16 +119,24 @@ struct HistorySpool {
                 at.pointee = HistorySpool.field
                 at += 1
             }
-            guard var value else {
+            guard let value else {
                 at.pointee = HistorySpool.absent
                 at += 1
                 return
             }
             let start = at
-            let count = value.withUTF8 { utf8 in
+            // Read where it lies (a native String's bytes are contiguous): `withUTF8` would
+            // need a mutable copy, retained and released for each of a line's 13 fields.
+            let count = value.utf8.withContiguousStorageIfAvailable { utf8 in
                 if let from = utf8.baseAddress { start.update(from: from, count: utf8.count) }
                 return utf8.count
-            }
+            } ?? {
+                var value = value
+                return value.withUTF8 { utf8 in
+                    if let from = utf8.baseAddress { start.update(from: from, count: utf8.count) }
+                    return utf8.count
+                }
+            }()
             at += count
         }
     }
