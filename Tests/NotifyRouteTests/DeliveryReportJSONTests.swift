@@ -31,7 +31,7 @@ import Testing
         let durations: [Duration] = [
             .zero, .nanoseconds(1), .nanoseconds(499), .nanoseconds(500), .microseconds(1), .microseconds(7), .microseconds(120),
             .milliseconds(1), .milliseconds(5) + .nanoseconds(1234), .milliseconds(999), .seconds(1), .seconds(2) + .microseconds(333),
-            .seconds(3600), .seconds(86_400 * 400) + .microseconds(1), .seconds(1_000_000_000),
+            .seconds(3600), .seconds(86_400 * 400) + .microseconds(1), .seconds(1_000_000_000), .seconds(Int64.max / 2),
         ]
         let event = ResolvedEvent(
             title: "t", body: nil, level: .warning, timeout: .never, app: "a", source: nil, tags: [], dedupKey: "d",

@@ -39,7 +39,10 @@ extension Duration {
         let (seconds, attoseconds) = components
         let (micros, rest) = attoseconds.quotientAndRemainder(dividingBy: 1_000_000_000_000)
         let half: Int64 = rest >= 500_000_000_000 ? 1 : rest <= -500_000_000_000 ? -1 : 0
-        return seconds * 1_000_000 + micros + half
+        // Past 292,000 years of seconds: the largest, rather than a trap.
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        return whole.addingReportingOverflow(micros + half).overflow ? (seconds < 0 ? .min : .max) : whole + micros + half
     }
 
     var seconds: Double {
