@@ -125,19 +125,16 @@ struct HistorySpool {
                 return
             }
             let start = at
-            // Read where it lies (a native String's bytes are contiguous): `withUTF8` would
-            // need a mutable copy, retained and released for each of a line's 13 fields.
-            let count = value.utf8.withContiguousStorageIfAvailable { utf8 in
+            func copy(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
                 if let from = utf8.baseAddress { start.update(from: from, count: utf8.count) }
                 return utf8.count
-            } ?? {
+            }
+            // Read where it lies (a native String's bytes are contiguous): `withUTF8` would
+            // need a mutable copy, retained and released for each of a line's 13 fields.
+            at += value.utf8.withContiguousStorageIfAvailable(copy) ?? {
                 var value = value
-                return value.withUTF8 { utf8 in
-                    if let from = utf8.baseAddress { start.update(from: from, count: utf8.count) }
-                    return utf8.count
-                }
+                return value.withUTF8(copy)
             }()
-            at += count
         }
     }
 
