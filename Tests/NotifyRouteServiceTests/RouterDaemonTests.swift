@@ -8,6 +8,7 @@ import Logging
 import NotifyRoute
 @testable import NotifyRouteHost
 @testable import NotifyRouteService
+import NotifyRouteTestSupport
 import NotifyRouteTesting
 import ServiceLifecycle
 import Synchronization
@@ -41,7 +42,7 @@ struct RouterDaemonTests {
     /// A client that writes many sends at once gets every answer, in order, and each
     /// answered event's state is already in the database a local `send` would read.
     @Test func pipelinedSendsAreAnsweredInOrderOnceCommitted() async throws {
-        let directory = Self.makeDirectory()
+        let directory = try Self.makeDirectory()
         defer { _ = try? FileManager.default.removeItem(atPath: directory) }
         let recorder = RecordingSink()
         let store = SQLiteStateStore(directory: directory)
@@ -80,7 +81,7 @@ struct RouterDaemonTests {
     /// (they arrived before it was made), and no more than those: a silence another process
     /// stores after a burst's answers holds every event of the next burst.
     @Test func aSilenceStoredBetweenTwoBurstsHoldsTheWholeSecond() async throws {
-        let directory = Self.makeDirectory()
+        let directory = try Self.makeDirectory()
         defer { _ = try? FileManager.default.removeItem(atPath: directory) }
         let recorder = RecordingSink()
         let store = SQLiteStateStore(directory: directory)
@@ -130,7 +131,7 @@ struct RouterDaemonTests {
     /// says: a reload changes what the next connection is told. A bad first line is
     /// answered with an error and the next line may still greet.
     @Test func theGreetingFollowsAReload() async throws {
-        let directory = Self.makeDirectory()
+        let directory = try Self.makeDirectory()
         defer { _ = try? FileManager.default.removeItem(atPath: directory) }
         let deadline = Mutex("1s")
         let host = try RouterHost(load: {
@@ -170,7 +171,7 @@ struct RouterDaemonTests {
     /// client's `greet_by`; a late one is answered `resend` and not routed, and routes when
     /// sent again. Without `greet_by` the request is routed as after a version-1 hello.
     @Test func aRequestSentWithTheHelloIsRoutedOnlyIfTheGreetingWasInTime() async throws {
-        let directory = Self.makeDirectory()
+        let directory = try Self.makeDirectory()
         defer { _ = try? FileManager.default.removeItem(atPath: directory) }
         let recorder = RecordingSink()
         let configPath = directory + "/p.yaml"
@@ -244,7 +245,7 @@ struct RouterDaemonTests {
     /// hello; the client greets it again in version 1 and sends its request after the greeting.
     /// The peer here answers as version 1's daemon did, line for line.
     @Test func theClientFallsBackToVersionOneForAnOlderDaemon() async throws {
-        let directory = Self.makeDirectory()
+        let directory = try Self.makeDirectory()
         defer { _ = try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/socket"
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -335,11 +336,9 @@ struct RouterDaemonTests {
         #expect(fault(#"{"greet_by":"5","hello":"notify-route","version":2}"#) == #""greet_by": expected an integer (CLOCK_MONOTONIC, microseconds)"#)
     }
 
-    /// A directory of the test's own, for its socket and state; the test removes it.
-    private static func makeDirectory() -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("router-daemon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
-        mkdir(directory, 0o700)
-        return directory
+    /// A directory of the test's own, for its socket and state.
+    private static func makeDirectory() throws -> String {
+        try TestEnvironment.temporaryDirectory("router-daemon", permissions: 0o700).path
     }
 
     private static let recordingYAML = "sinks: { r: { kind: recording } }\nroutes: [ { match: {}, to: [r] } ]\n"

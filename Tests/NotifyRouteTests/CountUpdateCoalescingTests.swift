@@ -1,5 +1,6 @@
 import Foundation
 import NotifyRoute
+import NotifyRouteTestSupport
 import NotifyRouteTesting
 import Synchronization
 import Testing
@@ -147,9 +148,7 @@ final class GatedSink: NotificationSink {
 
     @Test func aDuplicateInAnotherProcessUpdatesAtOnce() async throws {
         // Two routers on one state file stand for two `notify-route send` calls.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nr-coalesce-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        let directory = try TestEnvironment.temporaryDirectory("nr-coalesce", permissions: 0o700).path
         let clock = ManualClock()
         let first = RecordingSink()
         try await router(first, clock: clock, store: SQLiteStateStore(directory: directory)).send("Disk full")

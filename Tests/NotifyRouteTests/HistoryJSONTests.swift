@@ -1,5 +1,6 @@
 import Foundation
 @testable import NotifyRoute
+import NotifyRouteTestSupport
 import Testing
 
 /// The history's rows are written by ``JSONWriter``, not `JSONEncoder`: these check that
@@ -124,8 +125,7 @@ import Testing
 
     /// A row written to history.db and read back is the encoder's record, and the event given.
     @Test func rowReadsBackIdentically() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("history-json-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let directory = try TestEnvironment.temporaryDirectory("history-json", permissions: 0o700).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let memory = RouterMemory(directory: directory, notice: { Issue.record("notice: \($0)") })
         let encoder = JSONEncoder()

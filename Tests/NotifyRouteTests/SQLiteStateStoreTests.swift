@@ -9,9 +9,7 @@ import Testing
 /// that are not a database of ours, and the state file of earlier versions.
 @Suite struct SQLiteStateStoreTests {
     func directory() throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("nr-state-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        return url.path
+        try TestEnvironment.temporaryDirectory("nr-state", permissions: 0o700).path
     }
 
     let now = Date(timeIntervalSince1970: 1_800_000_000)
@@ -373,8 +371,11 @@ import Testing
 }
 
 @Suite struct StateDirectoryTests {
+    /// A path where nothing is yet: the tests make the directory.
     func fresh() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("nr-dir-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("nr-dir-\(UUID().uuidString)").path
+        TestEnvironment.removeAtExit(path)
+        return path
     }
 
     @Test func createdPrivate() throws {
