@@ -41,8 +41,8 @@ extension Duration {
         let half: Int64 = rest >= 500_000_000_000 ? 1 : rest <= -500_000_000_000 ? -1 : 0
         // Past 292,000 years of seconds: the largest, rather than a trap.
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
-        guard !overflow else { return seconds < 0 ? .min : .max }
-        return whole.addingReportingOverflow(micros + half).overflow ? (seconds < 0 ? .min : .max) : whole + micros + half
+        let (total, overflowAgain) = whole.addingReportingOverflow(micros + half)
+        return overflow || overflowAgain ? (seconds < 0 ? .min : .max) : total
     }
 
     var seconds: Double {
