@@ -163,6 +163,8 @@ import Testing
         #expect(try setup.history().count == 3)
         #expect(try sqlite(setup, "SELECT title FROM events ORDER BY id") == "old 2\nnew 1\nnew 2")
         #expect(try sqlite(setup, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == "0")
+        #expect(try sqlite(setup, "SELECT count(*) FROM sqlite_master WHERE name = 'events_by_time'") == "0")
+        #expect(try sqlite(setup, "PRAGMA user_version") == "4")
         #expect(try sqlite(setup, "PRAGMA integrity_check") == "ok")
     }
 

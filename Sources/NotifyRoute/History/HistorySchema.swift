@@ -66,6 +66,12 @@ enum HistorySchema {
         """
         CREATE TABLE folded(token TEXT PRIMARY KEY) WITHOUT ROWID;
         """,
+        // 4: no index on time. `history --since` reads newest first (ORDER BY id), so the
+        // planner never used it, and keeping it cost every insert and eviction about 1 us
+        // (Tests/Benchmarks/README.md, "The history's time index").
+        """
+        DROP INDEX IF EXISTS events_by_time;
+        """,
     ]
 
     static var version: Int { migrations.count }
