@@ -164,7 +164,12 @@ import Testing
         #expect(try sqlite(setup, "SELECT title FROM events ORDER BY id") == "old 2\nnew 1\nnew 2")
         #expect(try sqlite(setup, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == "0")
         #expect(try sqlite(setup, "SELECT count(*) FROM sqlite_master WHERE name = 'events_by_time'") == "0")
-        #expect(try sqlite(setup, "PRAGMA user_version") == "4")
+        #expect(try sqlite(setup, "PRAGMA user_version") == "5")
+        // The old rows keep their whole record; the new ones are stored in parts.
+        #expect(try sqlite(setup, "SELECT title || ' ' || (timeout IS NULL) FROM events ORDER BY id") == "old 2 1\nnew 1 0\nnew 2 0")
+        let json = try setup.run(["history", "--json"]).standardOutput.split(separator: "\n")
+        #expect(json.first == Substring(record), "\(json)")
+        #expect(json.last?.contains(#""title":"new 2"},"routes":["#) == true, "\(json)")
         #expect(try sqlite(setup, "PRAGMA integrity_check") == "ok")
     }
 

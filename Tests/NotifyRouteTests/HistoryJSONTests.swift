@@ -33,6 +33,12 @@ import Testing
                 category: text, actions: [NotificationAction(id: "id" + text, label: "label " + text), NotificationAction(id: "ack", label: "Ack")],
                 fields: fields(text),
                 messageID: "0123456789abcdef0123456789abcdef", progress: index * 14))
+            // What the history keeps in parts: no value outside its columns but the timeout and dedup key.
+            events.append(NotificationEvent(
+                title: text, body: index % 2 == 0 ? text : nil, level: Level.allCases[index % Level.allCases.count],
+                timeout: index % 2 == 0 ? .never : .after(.milliseconds(250)), app: text, source: index % 3 == 0 ? nil : text,
+                tags: index % 2 == 0 ? [] : [text, "ops", "a\u{301}"], dedupKey: index % 2 == 0 ? text : nil,
+                category: index % 2 == 0 ? nil : text))
         }
         return events
     }
@@ -130,13 +136,21 @@ import Testing
         let memory = RouterMemory(directory: directory, notice: { Issue.record("notice: \($0)") })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let reports = Array(Self.reports.prefix(24))
+        let reports = Self.reports
         let start = Date(timeIntervalSince1970: 1_790_000_000)
         for (index, report) in reports.enumerated() {
             memory.record(report, input: Self.events[index / 3], settings: HistorySettings(), now: start.addingTimeInterval(Double(index)), keep: true)
         }
-        let entries = try memory.entries(since: nil, limit: nil)
+        let entries = try memory.entries(since: nil, limit: nil, matching: .any)
         try #require(entries.count == reports.count)
+        // Stored in parts: every event with nothing outside the columns, and tags the column splits back.
+        let inParts = reports.filter { report in
+            report.event.actions.isEmpty && report.event.replaceKey == nil && !report.event.tags.contains { $0.isEmpty || $0.contains("\u{1F}") }
+        }.count
+        #expect(inParts > reports.count / 3)
+        let stored = try ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/sqlite3"), [directory + "/history.db", "SELECT count(*) FROM events WHERE timeout IS NOT NULL"])
+        #expect(stored.standardOutput == "\(inParts)\n", "\(stored.standardError)")
         for (index, entry) in entries.enumerated() {
             let record = HistoryRecord(reports[index], time: start.addingTimeInterval(Double(index)))
             #expect(entry.record == String(decoding: try encoder.encode(record), as: UTF8.self))

@@ -258,6 +258,41 @@ import Testing
         #expect(HistorySpool.Row(line: line.dropLast(5)) == nil)
     }
 
+    @Test func aRowInPartsReadsBackAsWritten() throws {
+        var row = HistorySpool.Row(
+            token: HistorySpool.Row.token(), time: 1_790_000_000.125, level: "info", source: "cron", app: "backup",
+            title: "Backup done", body: nil, category: nil, tags: "", record: #"{"routes":[],"rules":[],"sinks":[]}"#,
+            input: "{}", summary: "no sink", maxEvents: 7, maxBytes: 8192,
+            parts: HistoryRecord.Parts(timeout: "never", dedupKey: "info\u{1F}cron\u{1F}Backup done", droppedBy: nil))
+        #expect(HistorySpool.Row(line: row.line().dropLast()) == row)
+        row.parts?.droppedBy = "rule 2"
+        #expect(HistorySpool.Row(line: row.line().dropLast()) == row)
+    }
+
+    /// A line an earlier notify-route appended (format 1: fifteen fields, the whole record)
+    /// is folded beside the lines of this one, and reads back as it was recorded.
+    @Test func aLineOfTheFirstFormatIsFolded() throws {
+        let whole = #"{"event":{"level":"info","title":"old"},"routes":[],"rules":[],"sinks":[],"time":"2026-09-21T14:13:20.000Z"}"#
+        let old = HistorySpool.Row(
+            token: HistorySpool.Row.token(), time: start.timeIntervalSince1970, level: "info", source: nil, app: "notify-route",
+            title: "old", body: nil, category: nil, tags: "", record: whole, input: #"{"title":"old"}"#, summary: "no sink",
+            maxEvents: 100, maxBytes: 1 << 20)
+        // Format 2's line of a whole record ends with three absent parts: without them, and
+        // with format 1's mark, it is the line format 1 wrote.
+        var line = old.line()
+        #expect(line.first == UInt8(ascii: "2") && Array(line.suffix(7)) == [0xFF, 0xFD, 0xFF, 0xFD, 0xFF, 0xFD, 0xFE])
+        line[0] = UInt8(ascii: "1")
+        line.removeLast(7)
+        line.append(0xFE)
+        #expect(FileManager.default.createFile(atPath: spoolPath, contents: Data(line), attributes: [.posixPermissions: 0o600]))
+        record(memory(), "new", at: start.addingTimeInterval(1))
+        let entries = try memory().entries(since: nil, limit: nil)
+        #expect(entries.map(\.subject.title) == ["old", "new"])
+        #expect(entries.first?.record == whole)
+        #expect(entries.last?.record.hasPrefix(#"{"event":{"actions":[],"app":"notify-route","dedup_key":"#) == true)
+        #expect(folded)
+    }
+
     @Test func aFoldKilledAfterItsCommitDoesNotInsertTwice() throws {
         record(memory(), "first", at: start)
         record(memory(), "second", at: start.addingTimeInterval(1))

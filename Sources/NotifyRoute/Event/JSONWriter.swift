@@ -71,6 +71,18 @@ package struct JSONWriter {
         separated = true
     }
 
+    /// The members of `object`, a JSON object this writer wrote (`{...}`), in the object
+    /// under way: its text between the braces, copied as it is.
+    package mutating func members(of object: String) {
+        var object = object
+        object.withUTF8 { utf8 in
+            guard utf8.count > 2 else { return }
+            separate()
+            storage.append(UnsafeBufferPointer(rebasing: utf8[1..<utf8.count - 1]))
+            separated = true
+        }
+    }
+
     /// `[`, what `body` writes, `]`.
     package mutating func array(_ body: (inout JSONWriter) -> Void) {
         separate()

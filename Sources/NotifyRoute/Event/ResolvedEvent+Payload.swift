@@ -52,8 +52,9 @@ extension ResolvedEvent.Payload {
             messageID: messageID, progress: progress)
     }
 
-    /// The payload's keys, spelled once for a payload and for an event written as one.
-    fileprivate static func write(
+    /// The payload's keys, spelled once for a payload, an event written as one, and a
+    /// history record stored in parts.
+    static func write(
         into writer: inout JSONWriter, title: String, body: String?, level: String, timeout: String, app: String, source: String?,
         tags: [String], dedupKey: String, replaceKey: String?, icon: String?, category: String?, actions: [NotificationAction],
         fields: [String: String], messageID: String?, progress: Int?

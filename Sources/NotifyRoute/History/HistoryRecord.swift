@@ -79,8 +79,47 @@ struct HistoryRecord: Encodable {
         }
     }
 
+    /// What the history stores of a record: its JSON, or (``Parts``) only what the row's
+    /// columns do not hold; and its ``summary``.
+    struct Stored {
+        var record: String
+        var summary: String
+        var parts: Parts?
+    }
+
+    /// A record kept in parts: the event's values in the row's columns (`title`, `body`,
+    /// `level`, `app`, `source`, `category`, `tags`, and these), the time in `time`, and in
+    /// `record` only `{"routes":...,"rules":...,"sinks":...}`. Half the bytes of a row, and
+    /// no event written as JSON per event (Tests/Benchmarks/README.md, "A history row in
+    /// parts"). ``rebuilt(parts:outcome:...)`` gives back the bytes ``json()`` writes.
+    struct Parts: Equatable {
+        var timeout: String
+        var dedupKey: String
+        var droppedBy: String?
+    }
+
+    /// The record of `report` at `time` as the history stores it, in one pass and without
+    /// the record's arrays: in parts when the columns hold every value of its event (no
+    /// actions, fields, icon, message id, progress or replace key, and tags that the
+    /// `tags` column splits back as they were), else its whole ``json()``.
+    static func stored(_ report: DeliveryReport, time: Date) -> Stored {
+        let event = report.event
+        guard event.actions.isEmpty, event.fields.isEmpty, event.icon == nil, event.messageID == nil, event.progress == nil,
+              event.replaceKey == nil, event.tags.allSatisfy({ !$0.isEmpty && !$0.utf8.contains(0x1F) })
+        else {
+            let written = written(report, time: time)
+            return Stored(record: written.json, summary: written.summary)
+        }
+        var writer = JSONWriter(capacity: 256)
+        var summary = ""
+        writer.object { writer in writeOutcome(report, into: &writer, summary: &summary) }
+        return Stored(
+            record: writer.text, summary: Self.summary(report, sinks: summary),
+            parts: Parts(timeout: event.timeout.description, dedupKey: event.dedupKey, droppedBy: report.droppedBy))
+    }
+
     /// ``json()`` and ``summary`` of the record of `report` at `time`, in one pass and
-    /// without the record's arrays: what the history stores for every event.
+    /// without the record's arrays.
     static func written(_ report: DeliveryReport, time: Date) -> (json: String, summary: String) {
         var writer = JSONWriter(capacity: 768)
         var summary = ""
@@ -88,27 +127,52 @@ struct HistoryRecord: Encodable {
             writer.member("dropped_by", report.droppedBy)
             writer.key("event")
             report.event.writePayload(into: &writer)
-            writer.member("routes", strings: report.matchedRoutes)
-            writer.member("rules", strings: report.matchedRules)
-            writer.key("sinks")
-            writer.array { writer in
-                for outcome in report.outcomes {
-                    let sink = Sink(outcome)
-                    sink.write(into: &writer)
-                    if report.droppedBy == nil {
-                        if !summary.isEmpty { summary += ", " }
-                        sink.summarize(into: &summary)
-                    }
-                }
-            }
+            writeOutcome(report, into: &writer, summary: &summary)
             HistoryTime.write(time, named: "time", into: &writer)
         }
-        if let droppedBy = report.droppedBy {
-            summary = "dropped by \(droppedBy)"
-        } else if summary.isEmpty {
-            summary = "no sink"
+        return (writer.text, Self.summary(report, sinks: summary))
+    }
+
+    /// `routes`, `rules` and `sinks`; each sink's outcome in words added to `summary`.
+    private static func writeOutcome(_ report: DeliveryReport, into writer: inout JSONWriter, summary: inout String) {
+        writer.member("routes", strings: report.matchedRoutes)
+        writer.member("rules", strings: report.matchedRules)
+        writer.key("sinks")
+        writer.array { writer in
+            for outcome in report.outcomes {
+                let sink = Sink(outcome)
+                sink.write(into: &writer)
+                if report.droppedBy == nil {
+                    if !summary.isEmpty { summary += ", " }
+                    sink.summarize(into: &summary)
+                }
+            }
         }
-        return (writer.text, summary)
+    }
+
+    private static func summary(_ report: DeliveryReport, sinks: String) -> String {
+        if let droppedBy = report.droppedBy { return "dropped by \(droppedBy)" }
+        return sinks.isEmpty ? "no sink" : sinks
+    }
+
+    /// The bytes ``json()`` writes for a record stored in parts: `outcome` is what the row's
+    /// `record` holds, the rest its columns.
+    static func rebuilt(
+        parts: Parts, outcome: String, time: Date, title: String, body: String?, level: String, app: String, source: String?,
+        category: String?, tags: [String]
+    ) -> String {
+        var writer = JSONWriter(capacity: 512)
+        writer.object { writer in
+            writer.member("dropped_by", parts.droppedBy)
+            writer.key("event")
+            ResolvedEvent.Payload.write(
+                into: &writer, title: title, body: body, level: level, timeout: parts.timeout, app: app, source: source, tags: tags,
+                dedupKey: parts.dedupKey, replaceKey: nil, icon: nil, category: category, actions: [], fields: [:], messageID: nil,
+                progress: nil)
+            writer.members(of: outcome)
+            HistoryTime.write(time, named: "time", into: &writer)
+        }
+        return writer.text
     }
 
     init(_ report: DeliveryReport, time: Date) {

@@ -72,6 +72,13 @@ enum HistorySchema {
         """
         DROP INDEX IF EXISTS events_by_time;
         """,
+        // 5: a record stored in parts (HistoryRecord.Parts): the event's values that no
+        // other column holds, and `record` only its outcome. NULL `timeout`: a whole record.
+        """
+        ALTER TABLE events ADD COLUMN timeout TEXT;
+        ALTER TABLE events ADD COLUMN dedup_key TEXT;
+        ALTER TABLE events ADD COLUMN dropped_by TEXT;
+        """,
     ]
 
     static var version: Int { migrations.count }

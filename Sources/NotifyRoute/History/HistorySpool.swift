@@ -30,7 +30,9 @@ struct HistorySpool {
     /// What a fold reads at most. An appender that finds the spool larger (history.db could
     /// not be written for a while) writes to history.db itself instead.
     static let maximumBytes = 16 << 20
-    static let format = "1"
+    /// Lines of format 2 end with a record's ``HistoryRecord/Parts`` (three fields, absent
+    /// for a whole record); lines of format 1 (written before) have none.
+    static let format = "2"
 
     let directory: String
     var path: String { directory + "/" + Self.fileName }
@@ -57,6 +59,8 @@ struct HistorySpool {
         var summary: String
         var maxEvents: Int
         var maxBytes: Int
+        /// Set when `record` holds only the record's outcome (``HistoryRecord/Parts``).
+        var parts: HistoryRecord.Parts? = nil
 
         var bytes: Int { record.utf8.count + input.utf8.count }
 
@@ -86,7 +90,8 @@ struct HistorySpool {
             var capacity = 70 + HistorySpool.format.utf8.count + token.utf8.count + time.utf8.count + level.utf8.count
             capacity += (source?.utf8.count ?? 0) + app.utf8.count + title.utf8.count + (body?.utf8.count ?? 0)
             capacity += (category?.utf8.count ?? 0) + tags.utf8.count + record.utf8.count + input.utf8.count
-            capacity += summary.utf8.count
+            capacity += summary.utf8.count + 6
+            if let parts { capacity += parts.timeout.utf8.count + parts.dedupKey.utf8.count + (parts.droppedBy?.utf8.count ?? 0) }
             // Field by field into a buffer of its size: the daemon writes one line per event.
             return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
                 var at = buffer.baseAddress!
@@ -107,6 +112,9 @@ struct HistorySpool {
                 at += 1 + JSONWriter.decimal(maxEvents, at: at + 1)
                 at.pointee = HistorySpool.field
                 at += 1 + JSONWriter.decimal(maxBytes, at: at + 1)
+                Self.put(parts?.timeout, at: &at)
+                Self.put(parts?.dedupKey, at: &at)
+                Self.put(parts?.droppedBy, at: &at)
                 at.pointee = HistorySpool.end
                 count = buffer.baseAddress!.distance(to: at) + 1
             }
@@ -346,12 +354,15 @@ struct HistorySpool {
         }
     }
 
-    static let fieldCount = 15
+    /// Fields of a line (format 2); a line of format 1 has ``fieldCountOfFormat1``, and its
+    /// ranges are padded with absent values to this count.
+    static let fieldCount = 18
+    static let fieldCountOfFormat1 = 15
 
     /// Appends the ranges of `line`'s fields (from `offset` in the bytes it lies in) to
-    /// `ranges` when it is a line of ours: ``fieldCount`` fields, this format, the values
-    /// a row needs present, UTF-8, numbers where they go. Its time, or `nil` (and nothing
-    /// appended) when not.
+    /// `ranges` when it is a line of ours: ``fieldCount`` fields of this format (or
+    /// ``fieldCountOfFormat1`` of format 1, padded), the values a row needs present, UTF-8,
+    /// numbers where they go. Its time, or `nil` (and nothing appended) when not.
     fileprivate static func scan(_ line: UnsafeBufferPointer<UInt8>, offset: Int, into ranges: inout [(start: Int, count: Int)]) -> Double? {
         guard let base = line.baseAddress else { return nil }
         let first = ranges.count
@@ -371,22 +382,28 @@ struct HistorySpool {
             return range.count < 0 ? nil : UnsafeBufferPointer(start: base + (range.start - offset), count: range.count)
         }
         func number(_ index: Int) -> String? { value(index).map { String(decoding: $0, as: UTF8.self) } }
-        var readable = !tooMany && ranges.count - first == fieldCount
+        let fields = ranges.count - first
+        let lineFormat = fields > 0 ? number(0) : nil
+        var readable = !tooMany && (lineFormat == format && fields == fieldCount || lineFormat == "1" && fields == fieldCountOfFormat1)
         if readable {
-            // Only source (4), body (7) and category (8) may be absent.
-            for index in 0..<fieldCount {
+            // Only source (4), body (7), category (8) and the parts (15-17) may be absent;
+            // the parts' timeout (15) and dedup key (16) are there together or not at all.
+            for index in 0..<fields {
                 if let bytes = value(index) {
                     if !isUTF8(bytes) { readable = false }
-                } else if index != 4 && index != 7 && index != 8 {
+                } else if index != 4 && index != 7 && index != 8 && index < fieldCountOfFormat1 {
                     readable = false
                 }
             }
+            if fields == fieldCount && (value(15) == nil) != (value(16) == nil) { readable = false }
         }
         var time: Double?
         if readable {
             time = number(2).flatMap(Double.init)
-            readable = number(0) == format && time != nil
-                && number(13).flatMap({ Int($0) }) != nil && number(14).flatMap({ Int($0) }) != nil
+            readable = time != nil && number(13).flatMap({ Int($0) }) != nil && number(14).flatMap({ Int($0) }) != nil
+        }
+        if readable && fields == fieldCountOfFormat1 {
+            for _ in fields..<fieldCount { ranges.append((offset + line.count, -1)) }
         }
         if !readable { ranges.removeSubrange(first...) }
         return readable ? time : nil
@@ -533,7 +550,8 @@ extension HistorySpool.Row {
             return Self(token: text(1) ?? "", time: text(2).flatMap(Double.init) ?? 0, level: text(3) ?? "", source: text(4),
                         app: text(5) ?? "", title: text(6) ?? "", body: text(7), category: text(8), tags: text(9) ?? "",
                         record: text(10) ?? "", input: text(11) ?? "", summary: text(12) ?? "",
-                        maxEvents: text(13).flatMap { Int($0) } ?? 0, maxBytes: text(14).flatMap { Int($0) } ?? 0)
+                        maxEvents: text(13).flatMap { Int($0) } ?? 0, maxBytes: text(14).flatMap { Int($0) } ?? 0,
+                        parts: text(15).map { HistoryRecord.Parts(timeout: $0, dedupKey: text(16) ?? "", droppedBy: text(17)) })
         }
         guard let row else { return nil }
         self = row

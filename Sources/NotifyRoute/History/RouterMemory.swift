@@ -340,14 +340,13 @@ public final class RouterMemory: Sendable {
         let held = report.outcomes.contains { if case .suppressed(.paused) = $0.status { true } else { false } }
         guard keep || held else { return }
         let inputJSON = IngestInput.json(input)
-        let record = keep ? HistoryRecord.written(report, time: now) : nil
-        let recordJSON = record?.json ?? ""
+        let record = keep ? HistoryRecord.stored(report, time: now) : nil
         let event = report.event
         let row = HistorySpool.Row(
             token: HistorySpool.Row.token(), time: now.timeIntervalSince1970, level: event.level.rawValue, source: event.source,
             app: event.app, title: event.title, body: event.body, category: event.category,
-            tags: KeyBuilder.join(event.tags.sorted(), separator: "\u{1F}"), record: recordJSON, input: inputJSON,
-            summary: record?.summary ?? "", maxEvents: settings.maxEvents, maxBytes: settings.maxBytes)
+            tags: KeyBuilder.join(event.tags.sorted(), separator: "\u{1F}"), record: record?.record ?? "", input: inputJSON,
+            summary: record?.summary ?? "", maxEvents: settings.maxEvents, maxBytes: settings.maxBytes, parts: record?.parts)
         if keep && !held, let size = spoolKeptOpen(row) {
             if size >= Self.spoolFoldBytes { foldSpooledRecords() }
             return
@@ -639,14 +638,16 @@ public final class RouterMemory: Sendable {
 
         enum Query: String {
             case insertEvent = """
-                INSERT INTO events(time, level, source, app, title, body, category, tags, record, input, bytes, upto, summary)
+                INSERT INTO events(time, level, source, app, title, body, category, tags, record, input, bytes, upto, summary,
+                                   timeout, dedup_key, dropped_by)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
-                        ?11 + coalesce((SELECT upto FROM events ORDER BY id DESC LIMIT 1), 0), ?12)
+                        ?11 + coalesce((SELECT upto FROM events ORDER BY id DESC LIMIT 1), 0), ?12, ?13, ?14, ?15)
                 """
             // A fold's rows, their `upto` counted by the fold (``insert(_:lines:)``).
             case insertFoldedEvent = """
-                INSERT INTO events(time, level, source, app, title, body, category, tags, record, input, bytes, upto, summary)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO events(time, level, source, app, title, body, category, tags, record, input, bytes, upto, summary,
+                                   timeout, dedup_key, dropped_by)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
             case lastUpto = "SELECT upto FROM events ORDER BY id DESC LIMIT 1"
             case insertHeld = "INSERT INTO held(time, level, source, input) VALUES (?, ?, ?, ?)"
@@ -670,8 +671,8 @@ public final class RouterMemory: Sendable {
             case readPause = "SELECT below, NULL, since, until FROM pause"
             case setPause = "INSERT OR REPLACE INTO pause(one, below, since, until) VALUES (1, ?, ?, ?)"
             case entriesSince = """
-                SELECT time, level, source, app, title, body, category, tags, record, input, summary FROM events
-                WHERE time >= ? ORDER BY id DESC
+                SELECT time, level, source, app, title, body, category, tags, record, input, summary, timeout, dedup_key, dropped_by
+                FROM events WHERE time >= ? ORDER BY id DESC
                 """
             // One statement, so one implicit read transaction: silences and pause as of one commit.
             case controls = """
@@ -712,7 +713,8 @@ public final class RouterMemory: Sendable {
             try statement(.insertEvent).bind(
                 .real(row.time), .text(row.level), RouterMemory.text(row.source), .text(row.app), .text(row.title),
                 RouterMemory.text(row.body), RouterMemory.text(row.category), .text(row.tags), .text(row.record),
-                .text(row.input), .integer(row.bytes), .text(row.summary)
+                .text(row.input), .integer(row.bytes), .text(row.summary), RouterMemory.text(row.parts?.timeout),
+                RouterMemory.text(row.parts?.dedupKey), RouterMemory.text(row.parts?.droppedBy)
             ).run()
         }
 
@@ -775,7 +777,7 @@ public final class RouterMemory: Sendable {
                 let raw = insert.statement
                 sqlite3_reset(raw)
                 for row in 0..<rows {
-                    let first = Int32(row * 13)
+                    let first = Int32(row * Self.insertedColumns)
                     func text(_ position: Int32, _ index: Int) {
                         guard let bytes = spooled.field(line, index), let base = bytes.baseAddress else {
                             sqlite3_bind_null(raw, first + position)
@@ -792,6 +794,7 @@ public final class RouterMemory: Sendable {
                     sqlite3_bind_int64(raw, first + 11, Int64(bytes))
                     sqlite3_bind_int64(raw, first + 12, Int64(upto))
                     text(13, 12)
+                    for position in Int32(14)...16 { text(position, Int(position) + 1) }
                     line += 1
                 }
                 defer { sqlite3_clear_bindings(raw) }
@@ -801,13 +804,17 @@ public final class RouterMemory: Sendable {
 
         private func multipleInsert(_ rows: Int) throws(SQLiteDatabase.Failure) -> SQLiteDatabase.Statement {
             if let prepared = multipleInserts[rows] { return prepared }
-            let row = "(" + (0..<13).map { _ in "?" }.joined(separator: ",") + ")"
+            let row = "(" + (0..<Self.insertedColumns).map { _ in "?" }.joined(separator: ",") + ")"
             let prepared = try database.prepare(Self.insertColumns + Array(repeating: row, count: rows).joined(separator: ","))
             multipleInserts[rows] = prepared
             return prepared
         }
 
-        static let insertColumns = "INSERT INTO events(time, level, source, app, title, body, category, tags, record, input, bytes, upto, summary) VALUES "
+        static let insertColumns = """
+            INSERT INTO events(time, level, source, app, title, body, category, tags, record, input, bytes, upto, summary,
+                               timeout, dedup_key, dropped_by) VALUES
+            """ + " "
+        static let insertedColumns = 16
 
         /// Drops the oldest events past either bound.
         func evict(_ settings: HistorySettings) throws(SQLiteDatabase.Failure) {
@@ -891,24 +898,39 @@ public final class RouterMemory: Sendable {
 /// One recorded event, as `notify-route history` reads it.
 public struct HistoryEntry: Sendable {
     public var time: Date
-    /// What `history --json` prints: `time`, `event`, `sinks`, `rules`, `routes`.
-    public var record: String
     /// The event as it was given (ingest schema): what `replay` routes again.
     public var input: String
     public var subject: MatchSubject
     /// The outcome in words as recorded; `nil` for events recorded before it was kept.
     var summary: String?
+    /// The row's `record`: the whole record, or its outcome when it was stored in `parts`.
+    private var stored: String
+    private var parts: HistoryRecord.Parts?
+    private var level: String
+    private var app: String
+    private var tags: [String]
 
     init(_ statement: SQLiteDatabase.Statement) {
         time = Date(timeIntervalSince1970: statement.real(0))
+        level = statement.text(1) ?? ""
+        app = statement.text(3) ?? ""
         let tags = statement.text(7) ?? ""
+        self.tags = tags.isEmpty ? [] : tags.split(separator: "\u{1F}").map(String.init)
         subject = MatchSubject(
-            level: Level(rawValue: statement.text(1) ?? "") ?? .info, source: statement.text(2), app: statement.text(3),
-            title: statement.text(4) ?? "", body: statement.text(5), category: statement.text(6),
-            tags: tags.isEmpty ? [] : Set(tags.split(separator: "\u{1F}").map(String.init)))
-        record = statement.text(8) ?? "{}"
+            level: Level(rawValue: level) ?? .info, source: statement.text(2), app: statement.text(3),
+            title: statement.text(4) ?? "", body: statement.text(5), category: statement.text(6), tags: Set(self.tags))
+        stored = statement.text(8) ?? "{}"
         input = statement.text(9) ?? "{}"
         summary = statement.text(10)
+        parts = statement.text(11).map { HistoryRecord.Parts(timeout: $0, dedupKey: statement.text(12) ?? "", droppedBy: statement.text(13)) }
+    }
+
+    /// What `history --json` prints: `time`, `event`, `sinks`, `rules`, `routes`.
+    public var record: String {
+        guard let parts else { return stored }
+        return HistoryRecord.rebuilt(
+            parts: parts, outcome: stored, time: time, title: subject.title, body: subject.body, level: level, app: app,
+            source: subject.source, category: subject.category, tags: tags)
     }
 }
 
