@@ -267,6 +267,15 @@ import Testing
         #expect(HistorySpool.Row(line: row.line().dropLast()) == row)
         row.parts?.droppedBy = "rule 2"
         #expect(HistorySpool.Row(line: row.line().dropLast()) == row)
+        // max_bytes counts what the whole record would have held of the event, as a line's does.
+        #expect(row.bytes == row.record.utf8.count + 2 + "info".utf8.count + "cron".utf8.count + "backup".utf8.count
+                    + "Backup done".utf8.count + "never".utf8.count + "info\u{1F}cron\u{1F}Backup done".utf8.count + "rule 2".utf8.count)
+        let line = row.line()
+        try line.withUnsafeBufferPointer { bytes in
+            let lines = HistorySpool.Buffered(bytes, times: [row.time])
+            try #require(lines.count == 1)
+            #expect(lines.bytes(ofLine: 0) == row.bytes)
+        }
     }
 
     /// A line an earlier notify-route appended (format 1: fifteen fields, the whole record)

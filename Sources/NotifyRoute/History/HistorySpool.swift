@@ -62,7 +62,18 @@ struct HistorySpool {
         /// Set when `record` holds only the record's outcome (``HistoryRecord/Parts``).
         var parts: HistoryRecord.Parts? = nil
 
-        var bytes: Int { record.utf8.count + input.utf8.count }
+        /// What `max_bytes` counts of the row: its record and input, and for a record in
+        /// parts the event's values that the whole record would have held
+        /// (``HistorySpool/Lines/bytes(ofLine:)`` for a line).
+        var bytes: Int {
+            var bytes = record.utf8.count + input.utf8.count
+            if let parts {
+                bytes += level.utf8.count + (source?.utf8.count ?? 0) + app.utf8.count + title.utf8.count
+                bytes += (body?.utf8.count ?? 0) + (category?.utf8.count ?? 0) + tags.utf8.count
+                bytes += parts.timeout.utf8.count + parts.dedupKey.utf8.count + (parts.droppedBy?.utf8.count ?? 0)
+            }
+            return bytes
+        }
 
         /// A fresh token: a fold tells a line it committed by it. A random start per process
         /// and a count from it: distinct within the process, and across processes as random
@@ -560,6 +571,17 @@ extension HistorySpool.Row {
 
 extension HistorySpool.Lines {
     func text(_ line: Int, _ index: Int) -> String? { field(line, index).map { String(decoding: $0, as: UTF8.self) } }
+
+    /// What `max_bytes` counts of line `line`, as ``HistorySpool/Row/bytes`` of its row:
+    /// record and input (10, 11), and for a record in parts (15 present) fields 3-9 and 15-17.
+    func bytes(ofLine line: Int) -> Int {
+        var bytes = (field(line, 10)?.count ?? 0) + (field(line, 11)?.count ?? 0)
+        if field(line, 15) != nil {
+            for index in 3...9 { bytes += field(line, index)?.count ?? 0 }
+            for index in 15...17 { bytes += field(line, index)?.count ?? 0 }
+        }
+        return bytes
+    }
 
     /// The history's bounds that line `line` was recorded with (fields 13 and 14).
     func bounds(ofLine line: Int) -> HistorySettings {

@@ -789,7 +789,7 @@ public final class RouterMemory: Sendable {
                     }
                     sqlite3_bind_double(raw, first + 1, spooled.time(line))
                     for position in Int32(2)...10 { text(position, Int(position) + 1) }
-                    let bytes = (spooled.field(line, 10)?.count ?? 0) + (spooled.field(line, 11)?.count ?? 0)
+                    let bytes = spooled.bytes(ofLine: line)
                     upto += bytes
                     sqlite3_bind_int64(raw, first + 11, Int64(bytes))
                     sqlite3_bind_int64(raw, first + 12, Int64(upto))
