@@ -68,7 +68,7 @@ enum HistorySchema {
         """,
         // 4: no index on time. `history --since` reads newest first (ORDER BY id), so the
         // planner never used it, and keeping it cost every insert and eviction about 1 us
-        // (Tests/Benchmarks/README.md, "The history's time index").
+        // (Tests/Benchmarks/README.md, "The history row, eighteenth pass").
         """
         DROP INDEX IF EXISTS events_by_time;
         """,

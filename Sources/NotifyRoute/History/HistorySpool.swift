@@ -101,6 +101,7 @@ struct HistorySpool {
             var capacity = 70 + HistorySpool.format.utf8.count + token.utf8.count + time.utf8.count + level.utf8.count
             capacity += (source?.utf8.count ?? 0) + app.utf8.count + title.utf8.count + (body?.utf8.count ?? 0)
             capacity += (category?.utf8.count ?? 0) + tags.utf8.count + record.utf8.count + input.utf8.count
+            // The parts' three separators and, for a whole record, their absent marks.
             capacity += summary.utf8.count + 6
             if let parts { capacity += parts.timeout.utf8.count + parts.dedupKey.utf8.count + (parts.droppedBy?.utf8.count ?? 0) }
             // Field by field into a buffer of its size: the daemon writes one line per event.
