@@ -129,17 +129,38 @@ import Testing
         }
     }
 
-    /// A row written to history.db and read back is the encoder's record, and the event given.
-    @Test func rowReadsBackIdentically() throws {
+    /// How a record reaches history.db: inserted by its own connection, appended to the spool
+    /// by a one-shot send and folded, or buffered by a daemon's batch and inserted with it.
+    enum Path: String, CaseIterable, Sendable {
+        case inserted, spooled, batched
+    }
+
+    /// A row written to history.db and read back is the encoder's record, and the event
+    /// given, whichever way it went.
+    @Test(arguments: Path.allCases) func rowReadsBackIdentically(path: Path) throws {
         let directory = try TestEnvironment.temporaryDirectory("history-json", permissions: 0o700).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let memory = RouterMemory(directory: directory, notice: { Issue.record("notice: \($0)") })
+        let memory = RouterMemory(directory: directory, keepsOpen: path != .spooled, notice: { Issue.record("notice: \($0)") })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let reports = Self.reports
+        try #require(reports.count >= RouterMemory.insertedLines)
         let start = Date(timeIntervalSince1970: 1_790_000_000)
-        for (index, report) in reports.enumerated() {
-            memory.record(report, input: Self.events[index / 3], settings: HistorySettings(), now: start.addingTimeInterval(Double(index)), keep: true)
+        func recordAll() {
+            for (index, report) in reports.enumerated() {
+                memory.record(report, input: Self.events[index / 3], settings: HistorySettings(), now: start.addingTimeInterval(Double(index)), keep: true)
+            }
+        }
+        if path == .batched {
+            _ = memory.spoolRecords()
+            let batch = StateBatch(maximumAge: .seconds(60))
+            StateBatch.$current.withValue(batch) { recordAll() }
+            batch.commit()
+        } else {
+            recordAll()
+        }
+        if path == .inserted {
+            #expect(!FileManager.default.fileExists(atPath: directory + "/history.db-spool"), "inserted, not spooled")
         }
         let entries = try memory.entries(since: nil, limit: nil, matching: .any)
         try #require(entries.count == reports.count)

@@ -238,6 +238,14 @@ public final class RouterMemory: Sendable {
         return size
     }
 
+    /// Appends what the buffer holds to the spool (left in the buffer if the append fails).
+    private func spoolBuffered() {
+        spooling.withLock { state in
+            guard !state.buffer.isEmpty, write(&state, state.buffer) != nil else { return }
+            state.emptyBuffer()
+        }
+    }
+
     /// Writes the lines the buffer holds (``spoolKeptOpen(_:)``): into history.db when there
     /// are ``insertedLines`` or more and it is free, else to the spool; what can be written
     /// to neither is recorded in history.db directly. Folds at once past ``spoolFoldBytes``.
@@ -360,6 +368,9 @@ public final class RouterMemory: Sendable {
             }
             return
         }
+        // Lines a daemon's batch under way buffered were routed before this event (one a
+        // pause holds goes in at once): appended to the spool, which the connection folds first.
+        if keepsOpen { spoolBuffered() }
         do {
             try withConnection { connection in
                 try connection.write { db throws(SQLiteDatabase.Failure) in
