@@ -914,22 +914,18 @@ public struct HistoryEntry: Sendable {
     public var subject: MatchSubject
     /// The outcome in words as recorded; `nil` for events recorded before it was kept.
     var summary: String?
-    /// The row's `record`: the whole record, or its outcome when it was stored in `parts`.
+    /// The row's `record`: the whole record, or its outcome when it was stored in `parts`
+    /// (the event's other values are the subject's: a row in parts has them all).
     private var stored: String
     private var parts: HistoryRecord.Parts?
-    private var level: String
-    private var app: String
-    private var tags: [String]
 
     init(_ statement: SQLiteDatabase.Statement) {
         time = Date(timeIntervalSince1970: statement.real(0))
-        level = statement.text(1) ?? ""
-        app = statement.text(3) ?? ""
         let tags = statement.text(7) ?? ""
-        self.tags = tags.isEmpty ? [] : tags.split(separator: "\u{1F}").map(String.init)
         subject = MatchSubject(
-            level: Level(rawValue: level) ?? .info, source: statement.text(2), app: statement.text(3),
-            title: statement.text(4) ?? "", body: statement.text(5), category: statement.text(6), tags: Set(self.tags))
+            level: Level(rawValue: statement.text(1) ?? "") ?? .info, source: statement.text(2), app: statement.text(3),
+            title: statement.text(4) ?? "", body: statement.text(5), category: statement.text(6),
+            tags: tags.isEmpty ? [] : Set(tags.split(separator: "\u{1F}").map(String.init)))
         stored = statement.text(8) ?? "{}"
         input = statement.text(9) ?? "{}"
         summary = statement.text(10)
@@ -940,8 +936,8 @@ public struct HistoryEntry: Sendable {
     public var record: String {
         guard let parts else { return stored }
         return HistoryRecord.rebuilt(
-            parts: parts, outcome: stored, time: time, title: subject.title, body: subject.body, level: level, app: app,
-            source: subject.source, category: subject.category, tags: tags)
+            parts: parts, outcome: stored, time: time, title: subject.title, body: subject.body, level: subject.level.rawValue,
+            app: subject.app ?? "", source: subject.source, category: subject.category, tags: subject.tags.sorted())
     }
 }
 
