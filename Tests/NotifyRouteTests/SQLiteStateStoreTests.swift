@@ -99,6 +99,28 @@ import Testing
         #expect(try reader.snapshot().dedup.count == 3)
     }
 
+    /// The daemon starts a new batch as soon as the last request of the one before ends,
+    /// before that one's commit: a request of the new batch may then write into the
+    /// transaction the old one opened. Whichever batch commits first must commit it, or the
+    /// new request's answer would be published before what it changed is in the store.
+    @Test func aSecondBatchThatWroteInTheOpenTransactionCommitsIt() throws {
+        let path = try directory()
+        let writer = store(path), reader = store(path)
+        let first = StateBatch(maximumAge: .seconds(3_600)), second = StateBatch(maximumAge: .seconds(3_600))
+        let published = Mutex<[String]>([])
+        try StateBatch.$current.withValue(first) { try record(writer, "a") }
+        try StateBatch.$current.withValue(second) { try record(writer, "b") }
+        second.publish { published.withLock { $0.append("b") } }
+        second.commit()
+        #expect(published.withLock { $0 } == ["b"])
+        let keys = try reader.snapshot().dedup.keys.map(\.key).sorted()
+        #expect(keys == ["a", "b"], "the second batch's commit left its change uncommitted")
+        first.publish { published.withLock { $0.append("a") } }
+        first.commit()
+        #expect(published.withLock { $0 } == ["b", "a"])
+        #expect(try record(reader, "c") == 1, "the write lock is free again")
+    }
+
     /// A batch nobody commits is committed by its timer: the write lock is not held for
     /// longer than the batch's age, and its publications still run.
     @Test func aBatchIsCommittedWithinItsMaximumAge() async throws {

@@ -236,6 +236,8 @@ public final class SQLiteStateStore: RouterStateStore, StateBatchMember {
 
         /// Whether a transaction of a ``StateBatch`` is open (`BEGIN IMMEDIATE`, not yet committed).
         private(set) var batchOpen = false
+        /// The batches that wrote in the open transaction: each commits it, whichever ends first.
+        private var joined: [ObjectIdentifier] = []
 
         /// `body` as a savepoint in the batch's transaction, which it opens if none is:
         /// its changes are undone alone when it throws or is a dry run.
@@ -246,6 +248,10 @@ public final class SQLiteStateStore: RouterStateStore, StateBatchMember {
             if !batchOpen {
                 try transaction.statement(.begin).run()
                 batchOpen = true
+                joined.removeAll(keepingCapacity: true)
+            }
+            if !joined.contains(ObjectIdentifier(batch)) {
+                joined.append(ObjectIdentifier(batch))
                 batch.join(member)
             }
             try transaction.statement(.savepoint).run()
