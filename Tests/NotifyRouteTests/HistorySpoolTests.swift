@@ -232,6 +232,42 @@ import Testing
         #expect(try titles() == ["first"] + (0..<count).map { "held \($0)" })
     }
 
+    /// Two batches commit at once: the first to commit takes every buffered line, the other
+    /// batch's too, into its insert. The other batch's answers must wait for that insert's
+    /// commit, or one of them could be published for a record a kill would then lose.
+    @Test func aBatchWhoseLinesAnotherBatchInsertsAnswersAfterThatInsertCommits() throws {
+        let daemon = RouterMemory(directory: directory, keepsOpen: true, notice: { Issue.record("notice: \($0)") })
+        _ = daemon.spoolRecords()
+        record(daemon, "first", at: start)
+        daemon.foldSpooledRecords()
+        let first = StateBatch(maximumAge: .seconds(600)), second = StateBatch(maximumAge: .seconds(600))
+        // Enough that the first batch's insert lasts well past the second batch's commit.
+        let count = 10_000
+        StateBatch.$current.withValue(first) {
+            for index in 0..<count { record(daemon, "a \(index)", at: start.addingTimeInterval(1 + Double(index) / 1000)) }
+        }
+        StateBatch.$current.withValue(second) { record(daemon, "b", at: start.addingTimeInterval(100)) }
+        let committed = DispatchSemaphore(value: 0)
+        let committer = Thread {
+            first.commit()
+            committed.signal()
+        }
+        committer.start()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while daemon.bufferedRecords > 0 && ContinuousClock.now < deadline { usleep(50) }
+        #expect(daemon.bufferedRecords == 0, "the first batch's commit did not take the buffered lines")
+        let committedWhenAnswered = Mutex(-1)
+        second.publish { [directory] in
+            // Another connection sees only what is committed.
+            let reader = try? SQLiteDatabase(path: directory + "/history.db", busyTimeout: 5000)
+            committedWhenAnswered.withLock { $0 = (try? reader?.integer("SELECT count(*) FROM events WHERE title = 'b'")) ?? -1 }
+        }
+        second.commit()
+        #expect(committedWhenAnswered.withLock { $0 } == 1, "answered before the insert that holds its record committed")
+        #expect(committed.wait(timeout: .now() + 20) == .success)
+        #expect(try titles().last == "b")
+    }
+
     /// The spool's descriptor is kept open between appends: a spool removed meanwhile is
     /// made again, and no record goes to the removed file.
     @Test func aDaemonsSpoolRemovedMeanwhileIsMadeAgain() throws {

@@ -121,6 +121,8 @@ public final class RouterMemory: Sendable {
         var times: [Double] = []
         /// The batches told to commit `buffer` (joined since it was last written).
         var joined: [ObjectIdentifier] = []
+        /// The batches whose lines another batch's insert took and has not committed yet.
+        var inserting: [ObjectIdentifier] = []
 
         mutating func emptyBuffer() {
             let keep = buffer.capacity <= RouterMemory.spoolBufferKept
@@ -249,7 +251,8 @@ public final class RouterMemory: Sendable {
     /// Writes the lines the buffer holds (``spoolKeptOpen(_:)``): into history.db when there
     /// are ``insertedLines`` or more and it is free, else to the spool; what can be written
     /// to neither is recorded in history.db directly. Folds at once past ``spoolFoldBytes``.
-    private func flushSpool() {
+    private func flushSpool(for batch: ObjectIdentifier? = nil) {
+        defer { if let batch { awaitInsert(of: batch) } }
         if spooling.withLock({ $0.times.count }) >= Self.insertedLines && insertBuffer() { return }
         var failed = Spooling()
         let size = spooling.withLock { state -> Int? in
@@ -269,6 +272,20 @@ public final class RouterMemory: Sendable {
         } catch {
             notice("history: \(error); \(failed.times.count) events are not in the history")
         }
+    }
+
+    /// How many records wait in the batches' buffer (for tests).
+    var bufferedRecords: Int { spooling.withLock { $0.times.count } }
+
+    /// Returns once no insert underway holds lines of `batch`: another batch's commit took
+    /// them from the buffer, and `batch`'s answers must wait for that insert's commit.
+    /// Rare (two batches committing at once), and the insert is a few hundred microseconds.
+    private func awaitInsert(of batch: ObjectIdentifier) {
+        guard spooling.withLock({ $0.inserting.contains(batch) }) else { return }
+        // The insert holds the connection until it has committed, or put the lines back.
+        connection.withLock { _ in }
+        // Put back when the insert failed: written now, by this batch's commit.
+        if spooling.withLock({ $0.joined.contains(batch) }) { flushSpool() }
     }
 
     /// Lines of this connection's buffer (`times` theirs) into history.db in one
@@ -305,7 +322,9 @@ public final class RouterMemory: Sendable {
                 spooling.withLock { state in
                     swap(&taken.buffer, &state.buffer)
                     swap(&taken.times, &state.times)
-                    state.joined.removeAll(keepingCapacity: true)
+                    // Their commits wait for this insert's (awaitInsert), not only this batch's.
+                    state.inserting += state.joined
+                    swap(&taken.joined, &state.joined)
                 }
                 guard !taken.times.isEmpty else { return true }
                 do {
@@ -317,11 +336,14 @@ public final class RouterMemory: Sendable {
                         taken.times += state.times
                         swap(&taken.buffer, &state.buffer)
                         swap(&taken.times, &state.times)
+                        state.inserting.removeAll { taken.joined.contains($0) }
+                        state.joined += taken.joined.filter { !state.joined.contains($0) }
                     }
                     throw error
                 }
                 // Its capacity kept for the next batch, unless a long stall made it large.
                 spooling.withLock { state in
+                    state.inserting.removeAll { taken.joined.contains($0) }
                     if state.buffer.isEmpty && taken.buffer.capacity <= Self.spoolBufferKept {
                         taken.emptyBuffer()
                         swap(&taken.buffer, &state.buffer)
@@ -963,5 +985,5 @@ extension HistoryEntry {
 
 /// A daemon's records routed in a batch are written to the spool when it commits.
 extension RouterMemory: StateBatchMember {
-    func commitBatch() throws { flushSpool() }
+    func commitBatch(of batch: ObjectIdentifier) throws { flushSpool(for: batch) }
 }

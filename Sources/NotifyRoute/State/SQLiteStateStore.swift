@@ -83,7 +83,7 @@ public final class SQLiteStateStore: RouterStateStore, StateBatchMember {
         }
     }
 
-    func commitBatch() throws {
+    func commitBatch(of batch: ObjectIdentifier) throws {
         try connection.withLock { connection in
             do throws(SQLiteDatabase.Failure) { try connection?.commitBatch() } catch {
                 throw Failure(description: "\(databasePath): \(error.description)")

@@ -77,7 +77,7 @@ public final class StateBatch: Sendable {
                 return round
             }
             for member in taken.members {
-                do { try member.commitBatch() } catch { failureNotice("\(error)") }
+                do { try member.commitBatch(of: ObjectIdentifier(self)) } catch { failureNotice("\(error)") }
             }
             for publication in taken.publications { publication.run() }
         }
@@ -130,6 +130,6 @@ public final class StateBatch: Sendable {
 
 /// A store whose transactions can join a ``StateBatch``.
 protocol StateBatchMember: Sendable {
-    /// Commits the transaction this store opened for the batch, if it still has one.
-    func commitBatch() throws
+    /// Commits the transaction this store opened for `batch`, if it still has one.
+    func commitBatch(of batch: ObjectIdentifier) throws
 }
