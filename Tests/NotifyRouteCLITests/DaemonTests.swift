@@ -226,6 +226,9 @@ struct DaemonTests {
         #expect(handed.standardError.contains("did not answer in time"), "\(handed.standardError)")
         // The greeting's limit is 100 ms; the rest is the noise of a loaded test machine.
         #expect(handed.duration - local.duration < .milliseconds(400), "\(handed.duration) vs \(local.duration)")
+        // It yields its CPU for the first 0.3 ms of the wait only (DaemonClient.yieldingMicroseconds),
+        // then sleeps: a client that spun through the greeting's 100 ms would use them on the CPU.
+        #expect(handed.cpuTime - local.cpuTime < .milliseconds(50), "CPU \(handed.cpuTime) vs \(local.cpuTime)")
     }
 
     /// A send's request goes with its hello. A daemon stopped past the greeting's limit must

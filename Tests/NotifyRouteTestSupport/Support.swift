@@ -82,6 +82,8 @@ public struct ProcessResult: Sendable {
     public var duration: Duration
     /// True when it was killed for running past its time limit.
     public var timedOut: Bool
+    /// The CPU time it used (user and system), from `wait4`.
+    public var cpuTime: Duration = .zero
 }
 
 /// Runs executables (never through a shell) with a time limit.
@@ -153,20 +155,22 @@ public enum ProcessRunner {
         }
 
         var status: Int32 = 0
+        var usage = rusage()
         var timedOut = false
         let deadline = started + timeLimit
         while true {
-            let result = waitpid(pid, &status, WNOHANG)
+            let result = wait4(pid, &status, WNOHANG, &usage)
             if result == pid { break }
             if result < 0 && errno != EINTR { break }
             if ContinuousClock.now > deadline {
                 timedOut = true
                 kill(pid, SIGKILL)
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
                 break
             }
             usleep(1_000)
         }
+        let cpu = [usage.ru_utime, usage.ru_stime].reduce(Duration.zero) { $0 + .seconds($1.tv_sec) + .microseconds($1.tv_usec) }
         let duration = ContinuousClock.now - started
         // A grandchild that kept our pipes open must not hang the test, but on a loaded
         // 2-core machine the readers can lag the exit by seconds (seen: an empty stdout
@@ -175,7 +179,7 @@ public enum ProcessRunner {
         let exitStatus: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         return ProcessResult(
             status: exitStatus, standardOutput: String(decoding: outData.get(), as: UTF8.self),
-            standardError: String(decoding: errData.get(), as: UTF8.self), duration: duration, timedOut: timedOut)
+            standardError: String(decoding: errData.get(), as: UTF8.self), duration: duration, timedOut: timedOut, cpuTime: cpu)
     }
 
     /// `posix_spawn` with every signal unblocked and at its default disposition.
