@@ -165,8 +165,12 @@ let package = Package(
         .target(name: "CArguments"),
         .executableTarget(
             name: "notify-route-network",
+            // NotifyRouteHost named although NotifyRouteService re-exports it: SwiftPM rebuilds a
+            // target when the modules it names change, and a release build inlines their types' layouts
+            // (a DaemonClient grown by a field left this one allocating the old size: Tests/Benchmarks/README.md).
             dependencies: [
-                "NotifyRoute", "NotifyRouteCLI", "NotifyRouteJournal", "NotifyRouteNetwork", "NotifyRouteService", "NotifyRouteTerminal",
+                "NotifyRoute", "NotifyRouteCLI", "NotifyRouteHost", "NotifyRouteJournal", "NotifyRouteNetwork", "NotifyRouteService",
+                "NotifyRouteTerminal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -186,7 +190,8 @@ let package = Package(
         .executableTarget(
             name: "notify-route-bench",
             dependencies: [
-                "NotifyRoute", "NotifyRouteDesktop", "NotifyRouteJournal", "NotifyRouteTesting", "NotifyRouteService",
+                // NotifyRouteHost named for the reason notify-route-network's says.
+                "NotifyRoute", "NotifyRouteDesktop", "NotifyRouteHost", "NotifyRouteJournal", "NotifyRouteTesting", "NotifyRouteService",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
