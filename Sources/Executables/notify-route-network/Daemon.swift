@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import NotifyRoute
 import NotifyRouteCLI
+import NotifyRouteHost
 import NotifyRouteJournal
 import NotifyRouteService
 import NotifyRouteTerminal

@@ -6,6 +6,7 @@ import Foundation
 #endif
 import Logging
 import NotifyRoute
+import NotifyRouteHost
 import NotifyRouteService
 import ServiceLifecycle
 import UnixSignals
