@@ -126,12 +126,17 @@ public struct RouterDaemon: Service {
             server = try await bootstrap.withBoundSocket(fd).get()
         }
         // The history's records go to its spool, one write each, and are folded into history.db
-        // a moment after the first of a batch: one transaction for many events.
+        // a while after the first of a batch: one transaction for many events. Whoever reads
+        // the history folds the spool first, so the wait delays no reader.
         let memory = host.router.memory
         let folds = Task {
             guard let memory, let batches = memory.spoolRecords() else { return }
             for await _ in batches {
-                try? await Task.sleep(for: Self.historyFoldDelay)
+                let first = ContinuousClock.now
+                repeat {
+                    try? await Task.sleep(for: Self.historyFoldTick)
+                } while !Task.isCancelled && ContinuousClock.now - first < Self.historyFoldDelay
+                    && memory.spooledBytes < Self.historyFoldSoonBytes
                 memory.foldSpooledRecords()
             }
         }
@@ -163,8 +168,14 @@ public struct RouterDaemon: Service {
         if case .path(let path) = listener { unlink(path) }
     }
 
-    /// How long the history's spooled records wait to be folded, from the first of a batch.
-    static let historyFoldDelay = Duration.milliseconds(25)
+    /// How long the history's spooled records wait to be folded, from the first of a batch:
+    /// sends one by one fold by the hundred, where a fold every 25 ms cost each lone send
+    /// about 0.02-0.08 ms of the daemon's CPU (Tests/Benchmarks/README.md, twentieth pass).
+    static let historyFoldDelay = Duration.seconds(1)
+    /// How often a batch waiting to be folded looks at the spool's size.
+    static let historyFoldTick = Duration.milliseconds(25)
+    /// A spool this large is folded at the next tick: a loaded daemon folds as often as before.
+    static let historyFoldSoonBytes = 64 << 10
 
     /// The peer of a connection just accepted, read on its loop (where the option is read
     /// at once: the future is complete when returned); `nil` when it cannot be read.

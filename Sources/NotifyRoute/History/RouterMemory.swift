@@ -112,6 +112,8 @@ public final class RouterMemory: Sendable {
         var file: Int32 = -1
         /// Records appended since the last ``RouterMemory/foldSpooledRecords()``.
         var pending = false
+        /// The spool's size after this connection's last append since then (``spooledBytes``).
+        var size = 0
         /// Told when `pending` becomes true.
         var signal: AsyncStream<Void>.Continuation?
         /// Lines of records routed in a ``StateBatch``, written in one `write` when a batch
@@ -173,11 +175,15 @@ public final class RouterMemory: Sendable {
     package func foldSpooledRecords() {
         flushSpool()
         guard spooling.withLock({ state in
-            defer { state.pending = false }
+            defer { (state.pending, state.size) = (false, 0) }
             return state.pending
         }) else { return }
         do { try withConnection { _ in } } catch { notice("history: \(error); the spool is folded later") }
     }
+
+    /// The spool's size after this connection's last append, 0 once folded: a daemon folds
+    /// sooner when many records wait.
+    package var spooledBytes: Int { spooling.withLock(\.size) }
 
     /// Appends `row` to the spool through the descriptor kept open; the spool's size after
     /// it, or `nil` when not spooling or the append failed (the caller records the row itself).
@@ -222,6 +228,7 @@ public final class RouterMemory: Sendable {
             switch spool.append(line: lines, to: state.file, keptOpen: true) {
             case .written(let after):
                 size = after
+                state.size = after
             case .moved:
                 Glibc.close(state.file)
                 state.file = -1
