@@ -170,7 +170,7 @@ public struct RouterDaemon: Service {
 
     /// How long the history's spooled records wait to be folded, from the first of a batch:
     /// sends one by one fold by the hundred, where a fold every 25 ms cost each lone send
-    /// about 0.02-0.08 ms of the daemon's CPU (Tests/Benchmarks/README.md, twentieth pass).
+    /// 0.02-0.07 ms of the daemon's CPU (Tests/Benchmarks/README.md, twentieth pass).
     static let historyFoldDelay = Duration.seconds(1)
     /// How often a batch waiting to be folded looks at the spool's size.
     static let historyFoldTick = Duration.milliseconds(25)
