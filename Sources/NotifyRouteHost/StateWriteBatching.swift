@@ -35,7 +35,7 @@ package final class StateWriteBatching: Sendable {
     ///   ending last, it leaves the batch open for them (its timer still commits it within
     ///   ``maximumAge``), so that a loaded daemon commits per batch of a few milliseconds,
     ///   not per handful of events.
-    package func route<Result: Sendable>(queued: Bool = false, _ body: () async -> Result) async -> (Result, Committed) {
+    package nonisolated(nonsending) func route<Result: Sendable>(queued: Bool = false, _ body: nonisolated(nonsending) () async -> Result) async -> (Result, Committed) {
         let batch = round.withLock { round in
             round.active += 1
             if let batch = round.batch { return batch }

@@ -80,7 +80,7 @@ final class DaemonConnection: Sendable {
     /// Routes what is queued, in order, until nothing is; then the next request starts a
     /// task again. With `one`, only the first: what follows it goes on in a task of the
     /// pool (the caller's task runs on the event loop, which must go back to its sockets).
-    private func route(with daemon: RouterDaemon, one: Bool = false) async {
+    private nonisolated(nonsending) func route(with daemon: RouterDaemon, one: Bool = false) async {
         var session = state.withLock { $0.session }
         var routed = 0
         while true {

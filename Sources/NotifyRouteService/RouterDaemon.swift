@@ -238,7 +238,7 @@ public struct RouterDaemon: Service {
 
     /// - Parameter queuedBehind: how many of this connection's requests wait behind this
     ///   one (its state commit may wait for theirs).
-    func handle(_ line: some Collection<UInt8>, _ session: inout Session, queuedBehind: Int = 0) async -> Pending {
+    nonisolated(nonsending) func handle(_ line: some Collection<UInt8>, _ session: inout Session, queuedBehind: Int = 0) async -> Pending {
         let request: DaemonProtocol.Request
         do {
             request = try DaemonProtocol.Request.parse(line)
@@ -250,7 +250,7 @@ public struct RouterDaemon: Service {
     }
 
     /// The answer to a request, and for a send the commit of its state that the answer waits for.
-    private func answer(_ request: DaemonProtocol.Request, _ session: inout Session, queuedBehind: Int) async -> (DaemonProtocol.Answer, Committed?) {
+    private nonisolated(nonsending) func answer(_ request: DaemonProtocol.Request, _ session: inout Session, queuedBehind: Int) async -> (DaemonProtocol.Answer, Committed?) {
         var answer = DaemonProtocol.Answer(id: request.id)
         // Any request but a send that uses it ends what a send read of the controls.
         let noControls = session.noControls
@@ -333,7 +333,7 @@ public struct RouterDaemon: Service {
     ///
     /// - Parameter known: the controls to route with, read for an earlier request; `nil`:
     ///   read them now (and release a pause that ended).
-    private func send(
+    private nonisolated(nonsending) func send(
         _ request: DaemonProtocol.Request, through router: NotificationRouter, controls known: Controls?
     ) async -> (DaemonProtocol.Answer, DeliveryReport?, Controls?) {
         let event: NotificationEvent

@@ -22,7 +22,7 @@ extension NotificationRouter {
     /// ``releaseEndedPause()``, and the silences and pause it read when it delivered nothing,
     /// for the `send` that follows (``send(_:only:controls:)``): the daemon's events then
     /// look at the marker once, not twice (each `lstat` was 4 % of its CPU under load).
-    package func releaseEndedPauseReadingControls() async -> Controls? {
+    package nonisolated(nonsending) func releaseEndedPauseReadingControls() async -> Controls? {
         guard let memory else { return Controls.none }
         let controls = memory.controls(at: clock.now())
         guard let pause = controls.pause, !pause.isActive(at: clock.now()) else { return controls }

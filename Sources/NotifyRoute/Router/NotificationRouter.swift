@@ -113,7 +113,7 @@ public final class NotificationRouter: Sendable {
 
     /// ``send(_:only:)`` with the silences and pause that ``releaseEndedPauseReadingControls()``
     /// read for this event (`nil`: read them here).
-    package func send(_ event: NotificationEvent, only sinkNames: [String]?, controls: Controls?) async throws(EventError) -> DeliveryReport {
+    package nonisolated(nonsending) func send(_ event: NotificationEvent, only sinkNames: [String]?, controls: Controls?) async throws(EventError) -> DeliveryReport {
         try await run(pipeline.route(event, only: sinkNames), through: pipeline, controls: controls)
     }
 
