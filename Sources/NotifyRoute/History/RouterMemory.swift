@@ -1,4 +1,5 @@
 import CSQLite
+import Dispatch
 import Glibc
 import Synchronization
 #if canImport(FoundationEssentials)
@@ -123,8 +124,9 @@ public final class RouterMemory: Sendable {
         var times: [Double] = []
         /// The batches told to commit `buffer` (joined since it was last written).
         var joined: [ObjectIdentifier] = []
-        /// The batches whose lines another batch's insert took and has not committed yet.
-        var inserting: [ObjectIdentifier] = []
+        /// The batches whose lines another batch's insert took and has not committed yet,
+        /// each with what that insert leaves once it has committed or put the lines back.
+        var inserting: [(batch: ObjectIdentifier, done: DispatchGroup)] = []
 
         mutating func emptyBuffer() {
             let keep = buffer.capacity <= RouterMemory.spoolBufferKept
@@ -288,9 +290,10 @@ public final class RouterMemory: Sendable {
     /// them from the buffer, and `batch`'s answers must wait for that insert's commit.
     /// Rare (two batches committing at once), and the insert is a few hundred microseconds.
     private func awaitInsert(of batch: ObjectIdentifier) {
-        guard spooling.withLock({ $0.inserting.contains(batch) }) else { return }
-        // The insert holds the connection until it has committed, or put the lines back.
-        connection.withLock { _ in }
+        guard let done = spooling.withLock({ $0.inserting.first { $0.batch == batch }?.done }) else { return }
+        // Asleep: waiting on the connection's lock, which the insert holds, spun the kernel's
+        // priority-inheriting mutex for the insert's length (1 % of a loaded daemon's CPU).
+        done.wait()
         // Put back when the insert failed: written now, by this batch's commit.
         if spooling.withLock({ $0.joined.contains(batch) }) { flushSpool() }
     }
@@ -326,14 +329,20 @@ public final class RouterMemory: Sendable {
                 // Taken under the connection's lock, which every insert takes: batches that commit
                 // at once insert in the order they take their lines.
                 var taken = Spooling()
+                let done = DispatchGroup()
+                done.enter()
+                defer { done.leave() }
                 spooling.withLock { state in
                     swap(&taken.buffer, &state.buffer)
                     swap(&taken.times, &state.times)
                     // Their commits wait for this insert's (awaitInsert), not only this batch's.
-                    state.inserting += state.joined
+                    state.inserting += state.joined.map { ($0, done) }
                     swap(&taken.joined, &state.joined)
                 }
-                guard !taken.times.isEmpty else { return true }
+                guard !taken.times.isEmpty else {
+                    spooling.withLock { state in state.inserting.removeAll { taken.joined.contains($0.batch) } }
+                    return true
+                }
                 do {
                     try insert(taken.buffer, times: taken.times, into: connection)
                 } catch {
@@ -343,14 +352,14 @@ public final class RouterMemory: Sendable {
                         taken.times += state.times
                         swap(&taken.buffer, &state.buffer)
                         swap(&taken.times, &state.times)
-                        state.inserting.removeAll { taken.joined.contains($0) }
+                        state.inserting.removeAll { taken.joined.contains($0.batch) }
                         state.joined += taken.joined.filter { !state.joined.contains($0) }
                     }
                     throw error
                 }
                 // Its capacity kept for the next batch, unless a long stall made it large.
                 spooling.withLock { state in
-                    state.inserting.removeAll { taken.joined.contains($0) }
+                    state.inserting.removeAll { taken.joined.contains($0.batch) }
                     if state.buffer.isEmpty && taken.buffer.capacity <= Self.spoolBufferKept {
                         taken.emptyBuffer()
                         swap(&taken.buffer, &state.buffer)
