@@ -61,6 +61,18 @@ public actor RouterHost {
         public var delivered = 0, replaced = 0, queued = 0, suppressed = 0, failed = 0, unavailable = 0
         /// A network sink's failures that `serve` retried to success, dropped, and retries waiting now.
         public var recovered: Int?, dropped: Int?, retrying: Int?
+
+        fileprivate mutating func count(_ status: SinkOutcome.Status) {
+            switch status {
+            case .delivered: delivered += 1
+            case .replaced: replaced += 1
+            case .queued: queued += 1
+            case .suppressed: suppressed += 1
+            case .failed: failed += 1
+            case .unavailable: unavailable += 1
+            case .planned: break
+            }
+        }
     }
 
     /// How many records a sink has queued now (a journal sink waiting for journald), or
@@ -128,12 +140,15 @@ public actor RouterHost {
     }
 
     package nonisolated func end(_ report: DeliveryReport?) {
-        let router = live.withLock { live in
-            live.inFlight -= 1
-            return live.router
+        // One hold of the lock that every routed event takes, for the count and the tally.
+        var poke = false
+        let router = live.withLock { state in
+            state.inFlight -= 1
+            if let report { poke = Self.tally(report, into: &state) }
+            return state.router
         }
+        if poke { summaryWakeup.poke() }
         guard let report else { return }
-        tally(report)
         if report.outcomes.contains(where: RetryQueue.isRetried) {
             Task { [retries] in await retries.schedule(report, router: router) }
         }
@@ -142,36 +157,30 @@ public actor RouterHost {
     /// Counts what a report's sinks did, for `status`; the first event held in a rate
     /// period or quiet hours sets the time its summary is due.
     public nonisolated func tally(_ report: DeliveryReport) {
+        if live.withLock({ Self.tally(report, into: &$0) }) { summaryWakeup.poke() }
+    }
+
+    /// ``tally(_:)`` under the lock; whether the summary timer must be woken.
+    private static func tally(_ report: DeliveryReport, into live: inout Live) -> Bool {
         var poke = false
-        live.withLock { live in
-            for outcome in report.outcomes {
-                if case .suppressed(let reason) = outcome.status {
-                    switch reason {
-                    case .rateLimited(_, _, held: 1), .quietHours(_, held: 1), .grouped(_, count: 1, _): poke = true
-                    case .paused:
-                        // The timer learns the pause's end from the state; once a second is enough.
-                        let now = ContinuousClock.now
-                        if now - live.lastPausePoke > .seconds(1) {
-                            live.lastPausePoke = now
-                            poke = true
-                        }
-                    default: break
+        for outcome in report.outcomes {
+            if case .suppressed(let reason) = outcome.status {
+                switch reason {
+                case .rateLimited(_, _, held: 1), .quietHours(_, held: 1), .grouped(_, count: 1, _): poke = true
+                case .paused:
+                    // The timer learns the pause's end from the state; once a second is enough.
+                    let now = ContinuousClock.now
+                    if now - live.lastPausePoke > .seconds(1) {
+                        live.lastPausePoke = now
+                        poke = true
                     }
+                default: break
                 }
-                var count = live.counts[outcome.sink] ?? SinkCounts()
-                switch outcome.status {
-                case .delivered: count.delivered += 1
-                case .replaced: count.replaced += 1
-                case .queued: count.queued += 1
-                case .suppressed: count.suppressed += 1
-                case .failed: count.failed += 1
-                case .unavailable: count.unavailable += 1
-                case .planned: break
-                }
-                live.counts[outcome.sink] = count
             }
+            // In place: one lookup of the sink's name, not a read and a write.
+            live.counts[outcome.sink, default: SinkCounts()].count(outcome.status)
         }
-        if poke { summaryWakeup.poke() }
+        return poke
     }
 
     /// What `notify-route status` prints.
