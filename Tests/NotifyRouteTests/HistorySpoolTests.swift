@@ -200,7 +200,7 @@ import Testing
     }
 
     /// A batch that commits while another thread of the daemon holds history.db's connection
-    /// (another batch's insert, a fold) is spooled at once: no thread of the pool waits for it.
+    /// (a fold, a reader) is spooled at once: no thread of the pool waits for it.
     @Test func aBatchIsSpooledWhileAnotherThreadHoldsTheConnection() throws {
         let daemon = RouterMemory(directory: directory, keepsOpen: true, notice: { Issue.record("notice: \($0)") })
         _ = daemon.spoolRecords()
@@ -230,6 +230,50 @@ import Testing
         #expect(spoolSize > 0, "the batch's lines are in the spool")
         daemon.foldSpooledRecords()
         #expect(try titles() == ["first"] + (0..<count).map { "held \($0)" })
+    }
+
+    /// A loaded daemon's batches go to history.db: one that commits during another batch's
+    /// insert waits for it and inserts after it, and a small one soon after an insert is
+    /// inserted too. Spooled, their lines would have the next insert fold them back.
+    @Test func aLoadedDaemonsBatchesAreInsertedNotSpooled() throws {
+        let daemon = RouterMemory(directory: directory, keepsOpen: true, notice: { Issue.record("notice: \($0)") })
+        _ = daemon.spoolRecords()
+        func batch(_ name: String, _ count: Int, from offset: Int) -> StateBatch {
+            let batch = StateBatch(maximumAge: .seconds(600))
+            StateBatch.$current.withValue(batch) {
+                for index in 0..<count { record(daemon, "\(name) \(index)", at: start.addingTimeInterval(Double(offset + index) / 1000)) }
+            }
+            return batch
+        }
+        // Alone (no insert lately), a small batch is spooled: one write on its answers' path.
+        batch("alone", 2, from: 0).commit()
+        #expect(spoolSize > 0)
+        daemon.foldSpooledRecords()
+        #expect(folded)
+
+        // Enough that the first batch's insert lasts well past the second batch's commit.
+        let long = 10_000
+        let first = batch("long", long, from: 10)
+        let inserted = DispatchSemaphore(value: 0)
+        let committer = Thread {
+            first.commit()
+            inserted.signal()
+        }
+        committer.start()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while daemon.bufferedRecords > 0 && ContinuousClock.now < deadline { usleep(50) }
+        let during = RouterMemory.insertedLines + 1
+        batch("during", during, from: 10 + long).commit()
+        #expect(inserted.wait(timeout: .now() + 20) == .success)
+        #expect(spoolSize <= 0, "the batch that committed during the insert was spooled")
+
+        let small = 2
+        batch("soon", small, from: 10 + long + during).commit()
+        #expect(spoolSize <= 0, "the small batch soon after an insert was spooled")
+        // In order (the history's bound dropped the oldest).
+        let titles = try titles()
+        #expect(Array(titles.suffix(during + small)) == (0..<during).map { "during \($0)" } + (0..<small).map { "soon \($0)" })
+        #expect(titles.dropLast(during + small).last == "long \(long - 1)")
     }
 
     /// Two batches commit at once: the first to commit takes every buffered line, the other

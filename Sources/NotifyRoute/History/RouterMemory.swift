@@ -127,6 +127,10 @@ public final class RouterMemory: Sendable {
         /// The batches whose lines another batch's insert took and has not committed yet,
         /// each with what that insert leaves once it has committed or put the lines back.
         var inserting: [(batch: ObjectIdentifier, done: DispatchGroup)] = []
+        /// What the insert under way (``RouterMemory/insertBuffer()``) leaves when it ends.
+        var underway: DispatchGroup?
+        /// When the last insert of a batch's lines began.
+        var lastInsert = ContinuousClock.now - .seconds(60)
 
         mutating func emptyBuffer() {
             let keep = buffer.capacity <= RouterMemory.spoolBufferKept
@@ -144,6 +148,11 @@ public final class RouterMemory: Sendable {
     /// line and find its fields before inserting them. Fewer (a send alone) are spooled:
     /// one `write` on the answer's path, not a transaction.
     static let insertedLines = 16
+
+    /// Within this long of the last insert, a batch of fewer than ``insertedLines`` is
+    /// inserted too: under load the next insert would fold its spooled lines at once, and a
+    /// fold (the spool moved aside, mapped, read back, removed) cost more than the insert.
+    static let insertedWhileLoaded = Duration.milliseconds(50)
 
     /// Past this size, the record that finds the spool so large folds it at once (the
     /// daemon's timer folds it well before, but may be late under load).
@@ -258,11 +267,24 @@ public final class RouterMemory: Sendable {
     }
 
     /// Writes the lines the buffer holds (``spoolKeptOpen(_:)``): into history.db when there
-    /// are ``insertedLines`` or more and it is free, else to the spool; what can be written
-    /// to neither is recorded in history.db directly. Folds at once past ``spoolFoldBytes``.
+    /// are ``insertedLines`` or more and it is free (or once another batch's insert ends),
+    /// else to the spool; what can be written to neither is recorded in history.db directly.
+    /// Folds at once past ``spoolFoldBytes``.
     private func flushSpool(for batch: ObjectIdentifier? = nil) {
         defer { if let batch { awaitInsert(of: batch) } }
-        if spooling.withLock({ $0.times.count }) >= Self.insertedLines && insertBuffer() { return }
+        if spooling.withLock({ state in
+            state.times.count >= Self.insertedLines
+                || (!state.times.isEmpty && ContinuousClock.now - state.lastInsert < Self.insertedWhileLoaded)
+        }) {
+            if insertBuffer() { return }
+            // Mostly another batch's insert, under load: waited for, where the spool's lines
+            // had the next insert fold them back (read, each line checked, its fields found),
+            // which cost a loaded daemon more than the inserts themselves.
+            if let underway = spooling.withLock({ $0.underway }) {
+                underway.wait()
+                if insertBuffer() { return }
+            }
+        }
         var failed = Spooling()
         let size = spooling.withLock { state -> Int? in
             guard !state.buffer.isEmpty else {
@@ -317,6 +339,13 @@ public final class RouterMemory: Sendable {
     /// lock of the spool's and no other batch's insert: then, or on any failure, returns
     /// false with the buffer as it was, for ``flushSpool()`` to spool.
     private func insertBuffer() -> Bool {
+        // Left once the connection is free again, for the batches that wait to insert next.
+        let done = DispatchGroup()
+        done.enter()
+        defer {
+            spooling.withLock { state in if state.underway === done { state.underway = nil } }
+            done.leave()
+        }
         do {
             return try withConnectionIfFree(folding: false) { connection in
                 connection.database.setBusyTimeout(0)
@@ -329,15 +358,14 @@ public final class RouterMemory: Sendable {
                 // Taken under the connection's lock, which every insert takes: batches that commit
                 // at once insert in the order they take their lines.
                 var taken = Spooling()
-                let done = DispatchGroup()
-                done.enter()
-                defer { done.leave() }
                 spooling.withLock { state in
                     swap(&taken.buffer, &state.buffer)
                     swap(&taken.times, &state.times)
                     // Their commits wait for this insert's (awaitInsert), not only this batch's.
                     state.inserting += state.joined.map { ($0, done) }
                     swap(&taken.joined, &state.joined)
+                    state.underway = done
+                    state.lastInsert = .now
                 }
                 guard !taken.times.isEmpty else {
                     spooling.withLock { state in state.inserting.removeAll { taken.joined.contains($0.batch) } }
