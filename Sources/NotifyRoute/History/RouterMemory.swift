@@ -131,6 +131,10 @@ public final class RouterMemory: Sendable {
         var underway: DispatchGroup?
         /// When the last insert of a batch's lines began.
         var lastInsert = ContinuousClock.now - .seconds(60)
+        /// The buffers of an insert that ended after lines came in the ones it left: the
+        /// next insert leaves them, with their capacity, and the lines under way do not grow
+        /// a buffer from nothing (a copy at each doubling).
+        var spare: (buffer: [UInt8], times: [Double]) = ([], [])
 
         mutating func emptyBuffer() {
             let keep = buffer.capacity <= RouterMemory.spoolBufferKept
@@ -361,6 +365,8 @@ public final class RouterMemory: Sendable {
                 spooling.withLock { state in
                     swap(&taken.buffer, &state.buffer)
                     swap(&taken.times, &state.times)
+                    swap(&state.buffer, &state.spare.buffer)
+                    swap(&state.times, &state.spare.times)
                     // Their commits wait for this insert's (awaitInsert), not only this batch's.
                     state.inserting += state.joined.map { ($0, done) }
                     swap(&taken.joined, &state.joined)
@@ -388,10 +394,13 @@ public final class RouterMemory: Sendable {
                 // Its capacity kept for the next batch, unless a long stall made it large.
                 spooling.withLock { state in
                     state.inserting.removeAll { taken.joined.contains($0.batch) }
-                    if state.buffer.isEmpty && taken.buffer.capacity <= Self.spoolBufferKept {
-                        taken.emptyBuffer()
+                    guard taken.buffer.capacity <= Self.spoolBufferKept else { return }
+                    taken.emptyBuffer()
+                    if state.buffer.isEmpty {
                         swap(&taken.buffer, &state.buffer)
                         swap(&taken.times, &state.times)
+                    } else {
+                        state.spare = (taken.buffer, taken.times)
                     }
                 }
                 return true
