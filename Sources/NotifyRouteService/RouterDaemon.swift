@@ -348,8 +348,10 @@ public struct RouterDaemon: Service {
             return (.failure("bad event: \(error.description)", exit: 65, id: request.id), nil, nil)
         }
         if let sinks = request.sinks {
-            let names = router.configuration.sinks.map(\.name)
-            if let unknown = sinks.first(where: { !names.contains($0) }) {
+            let declared = router.configuration.sinks
+            // Looked up in place: the list of names (an array a request) only for the message.
+            if let unknown = sinks.first(where: { name in !declared.contains { $0.name == name } }) {
+                let names = declared.map(\.name)
                 let message = "--sink \"\(unknown)\": no such sink in \(router.configuration.origin); known sinks: \(names.joined(separator: ", "))"
                 return (.failure(message, exit: 64, id: request.id), nil, nil)
             }
