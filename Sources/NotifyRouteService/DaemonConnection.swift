@@ -132,20 +132,24 @@ final class DaemonConnection: Sendable {
     }
 
     private func answer(_ pending: RouterDaemon.Pending) {
-        state.withLock { state in
+        let ask = state.withLock { state in
             state.answers.append(pending)
-            writeDue(&state)
+            return writeDue(&state)
         }
+        if ask { askWrite() }
     }
 
-    /// Moves the answers that are due, in order, to what the loop writes next, and has the
-    /// loop write it unless it is asked to already: answers made meanwhile go in that write.
-    private func writeDue(_ state: inout State) {
+    /// Moves the answers that are due, in order, to what the loop writes next; true when
+    /// the caller must then ask the loop to write it (``askWrite()``, once the lock is let
+    /// go: the loop's queue takes a lock and may wake its thread, and the commit that calls
+    /// this for every connection it answers waited on connections held meanwhile). Answers
+    /// made before that write go in it.
+    private func writeDue(_ state: inout State) -> Bool {
         var count = 0
         while let first = state.answers.first {
             if let committed = first.committed {
                 if state.waitingFor === committed { break }
-                if committed.whenDone({ [self] in self.state.withLock { self.committedFirst(&$0) } }) {
+                if committed.whenDone({ [self] in self.committedFirst() }) {
                     state.waitingFor = committed
                     break
                 }
@@ -154,8 +158,12 @@ final class DaemonConnection: Sendable {
             state.outgoing.append(first.line)
             count += 1
         }
-        guard count > 0, !state.writeAsked else { return }
+        guard count > 0, !state.writeAsked else { return false }
         state.writeAsked = true
+        return true
+    }
+
+    private func askWrite() {
         loop.execute { [self] in
             let lines = self.state.withLock { state in
                 state.writeAsked = false
@@ -170,9 +178,12 @@ final class DaemonConnection: Sendable {
         }
     }
 
-    private func committedFirst(_ state: inout State) {
-        state.waitingFor = nil
-        writeDue(&state)
+    private func committedFirst() {
+        let ask = state.withLock { state in
+            state.waitingFor = nil
+            return writeDue(&state)
+        }
+        if ask { askWrite() }
     }
 }
 
