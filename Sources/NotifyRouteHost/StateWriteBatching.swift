@@ -39,7 +39,7 @@ package final class StateWriteBatching: Sendable {
         let batch = round.withLock { round in
             round.active += 1
             if let batch = round.batch { return batch }
-            let batch = StateBatch(maximumAge: maximumAge)
+            let batch = StateBatch(maximumAge: maximumAge, deferring: true)
             round.batch = batch
             return batch
         }

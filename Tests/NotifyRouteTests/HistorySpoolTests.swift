@@ -312,6 +312,46 @@ import Testing
         #expect(try titles().last == "b")
     }
 
+    /// The same for a daemon's batch, which defers: its commit returns at once (the pool
+    /// thread goes on routing), and its answers are published once that insert committed.
+    @Test func aDeferringBatchWhoseLinesAnotherBatchInsertsReturnsAtOnceAndAnswersAfterThatInsert() throws {
+        let daemon = RouterMemory(directory: directory, keepsOpen: true, notice: { Issue.record("notice: \($0)") })
+        _ = daemon.spoolRecords()
+        record(daemon, "first", at: start)
+        daemon.foldSpooledRecords()
+        let first = StateBatch(maximumAge: .seconds(600))
+        let second = StateBatch(maximumAge: .seconds(600), deferring: true)
+        let count = 10_000
+        StateBatch.$current.withValue(first) {
+            for index in 0..<count { record(daemon, "a \(index)", at: start.addingTimeInterval(1 + Double(index) / 1000)) }
+        }
+        StateBatch.$current.withValue(second) { record(daemon, "b", at: start.addingTimeInterval(100)) }
+        let inserted = Mutex(false)
+        let committer = Thread {
+            first.commit()
+            inserted.withLock { $0 = true }
+        }
+        committer.start()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while daemon.bufferedRecords > 0 && ContinuousClock.now < deadline { usleep(50) }
+        #expect(daemon.bufferedRecords == 0, "the first batch's commit did not take the buffered lines")
+        let answered = DispatchSemaphore(value: 0)
+        let committedWhenAnswered = Mutex(-1)
+        second.publish { [directory] in
+            let reader = try? SQLiteDatabase(path: directory + "/history.db", busyTimeout: 5000)
+            committedWhenAnswered.withLock { $0 = (try? reader?.integer("SELECT count(*) FROM events WHERE title = 'b'")) ?? -1 }
+            answered.signal()
+        }
+        second.commit()
+        let insertEndedFirst = inserted.withLock { $0 }
+        if !insertEndedFirst {
+            #expect(committedWhenAnswered.withLock { $0 } == -1, "answered before the insert that holds its record ended")
+        }
+        #expect(answered.wait(timeout: .now() + 20) == .success, "never answered")
+        #expect(committedWhenAnswered.withLock { $0 } == 1, "answered before the insert that holds its record committed")
+        #expect(try titles().last == "b")
+    }
+
     /// The spool's descriptor is kept open between appends: a spool removed meanwhile is
     /// made again, and no record goes to the removed file.
     @Test func aDaemonsSpoolRemovedMeanwhileIsMadeAgain() throws {

@@ -188,7 +188,7 @@ public final class RouterMemory: Sendable {
     /// Folds what this connection spooled since the last fold (and whatever else is in the
     /// spool); nothing when it spooled nothing.
     package func foldSpooledRecords() {
-        flushSpool()
+        _ = flushSpool()
         guard spooling.withLock({ state in
             defer { (state.pending, state.size) = (false, 0) }
             return state.pending
@@ -271,23 +271,28 @@ public final class RouterMemory: Sendable {
     }
 
     /// Writes the lines the buffer holds (``spoolKeptOpen(_:)``): into history.db when there
-    /// are ``insertedLines`` or more and it is free (or once another batch's insert ends),
-    /// else to the spool; what can be written to neither is recorded in history.db directly.
-    /// Folds at once past ``spoolFoldBytes``.
-    private func flushSpool(for batch: ObjectIdentifier? = nil) {
-        defer { if let batch { awaitInsert(of: batch) } }
+    /// are ``insertedLines`` or more and it is free, else to the spool; what can be written
+    /// to neither is recorded in history.db directly. Folds at once past ``spoolFoldBytes``.
+    ///
+    /// For a batch's commit, returns what to wait for before `batch`'s lines are committed
+    /// (the caller then asks again): another batch's insert that took them, or one under
+    /// way while this batch wants to insert, which it does next. Spooled meanwhile, its
+    /// lines would have the next insert fold them back (read, each line checked, its fields
+    /// found), which cost a loaded daemon more than the inserts themselves.
+    private func flushSpool(for batch: ObjectIdentifier? = nil) -> DispatchGroup? {
+        if let batch {
+            let (buffered, inserting) = spooling.withLock { state in
+                (state.joined.contains(batch), state.inserting.first { $0.batch == batch }?.done)
+            }
+            // Its lines are in another batch's insert under way, or already committed.
+            guard buffered else { return inserting }
+        }
         if spooling.withLock({ state in
             state.times.count >= Self.insertedLines
                 || (!state.times.isEmpty && ContinuousClock.now - state.lastInsert < Self.insertedWhileLoaded)
         }) {
-            if insertBuffer() { return }
-            // Mostly another batch's insert, under load: waited for, where the spool's lines
-            // had the next insert fold them back (read, each line checked, its fields found),
-            // which cost a loaded daemon more than the inserts themselves.
-            if let underway = spooling.withLock({ $0.underway }) {
-                underway.wait()
-                if insertBuffer() { return }
-            }
+            if insertBuffer() { return batch.flatMap(insertHolding) }
+            if batch != nil, let underway = spooling.withLock({ $0.underway }) { return underway }
         }
         var failed = Spooling()
         let size = spooling.withLock { state -> Int? in
@@ -301,27 +306,25 @@ public final class RouterMemory: Sendable {
             return size
         }
         if let size, size >= Self.spoolFoldBytes { foldSpooledRecords() }
-        guard !failed.times.isEmpty else { return }
-        do {
-            try withConnection { connection in try insert(failed.buffer, times: failed.times, into: connection) }
-        } catch {
-            notice("history: \(error); \(failed.times.count) events are not in the history")
+        if !failed.times.isEmpty {
+            do {
+                try withConnection { connection in try insert(failed.buffer, times: failed.times, into: connection) }
+            } catch {
+                notice("history: \(error); \(failed.times.count) events are not in the history")
+            }
         }
+        return batch.flatMap(insertHolding)
     }
 
     /// How many records wait in the batches' buffer (for tests).
     var bufferedRecords: Int { spooling.withLock { $0.times.count } }
 
-    /// Returns once no insert underway holds lines of `batch`: another batch's commit took
-    /// them from the buffer, and `batch`'s answers must wait for that insert's commit.
-    /// Rare (two batches committing at once), and the insert is a few hundred microseconds.
-    private func awaitInsert(of batch: ObjectIdentifier) {
-        guard let done = spooling.withLock({ $0.inserting.first { $0.batch == batch }?.done }) else { return }
-        // Asleep: waiting on the connection's lock, which the insert holds, spun the kernel's
-        // priority-inheriting mutex for the insert's length (1 % of a loaded daemon's CPU).
-        done.wait()
-        // Put back when the insert failed: written now, by this batch's commit.
-        if spooling.withLock({ $0.joined.contains(batch) }) { flushSpool() }
+    /// What the insert under way that holds lines of `batch` leaves when it ends: another
+    /// batch's commit took them from the buffer, and `batch`'s answers wait for that insert's
+    /// commit. (Waited for on the connection's lock, which the insert holds, this spun the
+    /// kernel's priority-inheriting mutex for the insert's length: 1 % of a loaded daemon's CPU.)
+    private func insertHolding(_ batch: ObjectIdentifier) -> DispatchGroup? {
+        spooling.withLock { $0.inserting.first { $0.batch == batch }?.done }
     }
 
     /// Lines of this connection's buffer (`times` theirs) into history.db in one
@@ -1038,5 +1041,5 @@ extension HistoryEntry {
 
 /// A daemon's records routed in a batch are written to the spool when it commits.
 extension RouterMemory: StateBatchMember {
-    func commitBatch(of batch: ObjectIdentifier) throws { flushSpool(for: batch) }
+    func commitBatch(of batch: ObjectIdentifier) throws -> DispatchGroup? { flushSpool(for: batch) }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import CSQLite
 import Glibc
 import Synchronization
@@ -83,12 +84,13 @@ public final class SQLiteStateStore: RouterStateStore, StateBatchMember {
         }
     }
 
-    func commitBatch(of batch: ObjectIdentifier) throws {
+    func commitBatch(of batch: ObjectIdentifier) throws -> DispatchGroup? {
         try connection.withLock { connection in
             do throws(SQLiteDatabase.Failure) { try connection?.commitBatch() } catch {
                 throw Failure(description: "\(databasePath): \(error.description)")
             }
         }
+        return nil
     }
 
     /// Everything the database holds, as one value: for tests and tools, not for routing

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// The state transactions of many events kept in one commit, for a command that routes a
@@ -51,11 +52,35 @@ public final class StateBatch: Sendable {
     /// One commit at a time, so that publications run in the order they were made.
     private let committing = Mutex(())
     private let failureNotice: @Sendable (String) -> Void
+    /// Whether a commit whose member waits for another batch's write returns at once,
+    /// its publications run once that write ends (``init(maximumAge:deferring:failureNotice:)``).
+    private let deferring: Bool
+    /// Commits whose publications wait, in order; one is finished at a time.
+    private let waiting = Mutex(Waiting())
 
-    /// - Parameter failureNotice: told when a commit fails (the events were delivered,
-    ///   what the state should remember of them is lost).
-    public init(maximumAge: Duration = .milliseconds(20), failureNotice: @escaping @Sendable (String) -> Void = { _ in }) {
+    private struct Waiting {
+        var commits: [(members: [Member], publications: [Publication])] = []
+        var finishing = false
+    }
+
+    /// A member that has not finished its part, and what it waits for before it is asked again.
+    private struct Member {
+        let member: any StateBatchMember
+        let wait: DispatchGroup
+    }
+
+    /// - Parameters:
+    ///   - deferring: a commit that finds a member waiting for another batch's write (a
+    ///     daemon's history lines in another batch's insert) returns at once, and its
+    ///     publications run on another thread once that write ends, still in order; without
+    ///     it the commit waits. A daemon's batches defer: a pool thread asleep in a commit
+    ///     routed nothing, and the loaded daemon's CPUs went idle meanwhile.
+    ///   - failureNotice: told when a commit fails (the events were delivered, what the
+    ///     state should remember of them is lost).
+    public init(maximumAge: Duration = .milliseconds(20), deferring: Bool = false,
+                failureNotice: @escaping @Sendable (String) -> Void = { _ in }) {
         self.maximumAge = maximumAge
+        self.deferring = deferring
         self.failureNotice = failureNotice
     }
 
@@ -68,18 +93,80 @@ public final class StateBatch: Sendable {
     }
 
     /// Commits what every store holds for this batch, then runs the publications made
-    /// before the call, in order. A commit that fails is told to `failureNotice`; the
-    /// publications still run (the events were delivered).
+    /// before the call, in order (for a `deferring` batch, perhaps after it returns). A
+    /// commit that fails is told to `failureNotice`; the publications still run (the
+    /// events were delivered).
     public func commit() {
         committing.withLock { _ in
             let taken = round.withLock { round in
                 defer { round = Round(number: round.number &+ 1) }
                 return round
             }
+            var unfinished: [Member] = []
             for member in taken.members {
-                do { try member.commitBatch(of: ObjectIdentifier(self)) } catch { failureNotice("\(error)") }
+                guard var wait = commit(member) else { continue }
+                guard deferring else {
+                    // Asked again once what it waits for has ended, until it has finished.
+                    while true {
+                        wait.wait()
+                        guard let next = commit(member) else { break }
+                        wait = next
+                    }
+                    continue
+                }
+                unfinished.append(Member(member: member, wait: wait))
             }
-            for publication in taken.publications { publication.run() }
+            let (now, start) = waiting.withLock { waiting -> (Bool, Bool) in
+                // After the publications of earlier commits that still wait.
+                guard !unfinished.isEmpty || waiting.finishing else { return (true, false) }
+                waiting.commits.append((unfinished, taken.publications))
+                defer { waiting.finishing = true }
+                return (false, !waiting.finishing)
+            }
+            if now {
+                for publication in taken.publications { publication.run() }
+            } else if start {
+                finishWaiting()
+            }
+        }
+    }
+
+    /// `member`'s commit of this batch; what to wait for before asking it again, if anything.
+    private func commit(_ member: any StateBatchMember) -> DispatchGroup? {
+        do { return try member.commitBatch(of: ObjectIdentifier(self)) } catch {
+            failureNotice("\(error)")
+            return nil
+        }
+    }
+
+    /// Runs the publications of the waiting commits, in order, each once its members have
+    /// finished: at once for those that have, on a thread of the pool for the others, once
+    /// what they wait for has ended. Called by whoever set ``Waiting/finishing``, which it
+    /// keeps until no commit waits.
+    private func finishWaiting() {
+        while true {
+            let (publications, wait) = waiting.withLock { waiting -> ([Publication]?, DispatchGroup?) in
+                guard let first = waiting.commits.first else {
+                    waiting.finishing = false
+                    return (nil, nil)
+                }
+                if let member = first.members.first { return (nil, member.wait) }
+                waiting.commits.removeFirst()
+                return (first.publications, nil)
+            }
+            if let publications {
+                for publication in publications { publication.run() }
+                continue
+            }
+            guard let wait else { return }
+            wait.notify(queue: .global()) { [self] in
+                let member = waiting.withLock { $0.commits[0].members.removeFirst() }
+                if let again = commit(member.member) {
+                    waiting.withLock { $0.commits[0].members.insert(Member(member: member.member, wait: again), at: 0) }
+                }
+                finishWaiting()
+            }
+            return
         }
     }
 
@@ -130,6 +217,8 @@ public final class StateBatch: Sendable {
 
 /// A store whose transactions can join a ``StateBatch``.
 protocol StateBatchMember: Sendable {
-    /// Commits the transaction this store opened for `batch`, if it still has one.
-    func commitBatch(of batch: ObjectIdentifier) throws
+    /// Commits the transaction this store opened for `batch`, if it still has one; or
+    /// returns what another batch's write of `batch`'s part (under way) leaves when it ends:
+    /// the store is then asked again.
+    func commitBatch(of batch: ObjectIdentifier) throws -> DispatchGroup?
 }
