@@ -50,18 +50,20 @@ package final class StateWriteBatching: Sendable {
             round.batch = nil
             return true
         }
-        let committed = Committed()
-        batch.publish { committed.signal() }
+        // Shared by the requests that end in the same round: they are committed together.
+        let committed = batch.publishShared(Committed.init) { $0.signal() }
         if last { batch.commit() }
         return (result, committed)
     }
 }
 
-/// Signalled once: the commit of a request's state changes.
+/// Signalled once: the commit of a request's state changes, shared by the requests that
+/// end in the same round of their batch.
 package final class Committed: Sendable {
     private struct State {
         var done = false
-        var waiter: CheckedContinuation<Void, Never>?
+        /// The requests that wait (``wait()``): those of a round that share this commit.
+        var waiters: [CheckedContinuation<Void, Never>] = []
         /// The first apart: a request's connection registers one, and an array is allocated.
         var first: Action?
         var more: [Action] = []
@@ -74,16 +76,16 @@ package final class Committed: Sendable {
     private let state = Mutex(State())
 
     package func signal() {
-        let (waiter, first, more) = state.withLock { state in
+        let (waiters, first, more) = state.withLock { state in
             state.done = true
             defer {
-                state.waiter = nil
+                state.waiters = []
                 state.first = nil
                 state.more = []
             }
-            return (state.waiter, state.first, state.more)
+            return (state.waiters, state.first, state.more)
         }
-        waiter?.resume()
+        for waiter in waiters { waiter.resume() }
         first?.run()
         for action in more { action.run() }
     }
@@ -103,7 +105,7 @@ package final class Committed: Sendable {
     package func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state in
-                if !state.done { state.waiter = continuation }
+                if !state.done { state.waiters.append(continuation) }
                 return state.done
             }
             if done { continuation.resume() }

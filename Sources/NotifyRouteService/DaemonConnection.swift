@@ -146,13 +146,16 @@ final class DaemonConnection: Sendable {
     /// made before that write go in it.
     private func writeDue(_ state: inout State) -> Bool {
         var count = 0
+        // The requests of a round share their commit: asked once for a run of them.
+        var settled: Committed?
         while let first = state.answers.first {
-            if let committed = first.committed {
+            if let committed = first.committed, committed !== settled {
                 if state.waitingFor === committed { break }
                 if committed.whenDone({ [self] in self.committedFirst() }) {
                     state.waitingFor = committed
                     break
                 }
+                settled = committed
             }
             state.answers.removeFirst()
             state.outgoing.append(first.line)

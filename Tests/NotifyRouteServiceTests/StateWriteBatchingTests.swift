@@ -42,6 +42,37 @@ struct StateWriteBatchingTests {
         #expect(elapsed < .seconds(5), "not committed at its age: \(elapsed)")
     }
 
+    /// Requests that end in the same round share its commit, and every one of them that
+    /// waits for it (`--wait` sends of one connection) is resumed.
+    @Test func theRequestsOfARoundShareOneCommitAndAllItsWaitersResume() async {
+        let writes = StateWriteBatching(maximumAge: .seconds(600))
+        let (_, first) = await writes.route(queued: true) { () }
+        let (_, second) = await writes.route(queued: true) { () }
+        #expect(first === second)
+        let resumed = Resumed()
+        for _ in 0..<3 {
+            Task {
+                await first.wait()
+                resumed.count.withLock { $0 += 1 }
+            }
+        }
+        // Time for the three to wait before the commit (a waiter after it returns at once).
+        try? await Task.sleep(for: .milliseconds(200))
+        let (_, last) = await writes.route(queued: false) { () }
+        #expect(last === first)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while resumed.count.withLock({ $0 }) < 3 && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        #expect(resumed.count.withLock { $0 } == 3, "a waiter of the shared commit was not resumed")
+        #expect(isDone(first))
+        // The next round commits on its own.
+        let (_, next) = await writes.route { () }
+        #expect(next !== first && isDone(next))
+    }
+
+    private final class Resumed: Sendable {
+        let count = Mutex(0)
+    }
+
     /// True once signalled: `whenDone` registers (and returns true) only while not yet.
     private func isDone(_ committed: Committed) -> Bool {
         !committed.whenDone {}

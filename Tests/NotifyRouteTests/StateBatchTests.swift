@@ -51,6 +51,26 @@ import Testing
         #expect(published.withLock { $0.last } == "fourth")
     }
 
+    final class Signal: Sendable {
+        let count = Mutex(0)
+    }
+
+    @Test func aRoundsPublishersShareOneObjectAndItsPublicationRunsOnce() {
+        let batch = StateBatch(maximumAge: .seconds(600))
+        let first = batch.publishShared(Signal.init) { signal in signal.count.withLock { $0 += 1 } }
+        let second = batch.publishShared(Signal.init) { signal in signal.count.withLock { $0 += 1 } }
+        #expect(first === second)
+        #expect(first.count.withLock { $0 } == 0, "published before the commit")
+        batch.commit()
+        #expect(first.count.withLock { $0 } == 1)
+        // The next round has its own.
+        let third = batch.publishShared(Signal.init) { signal in signal.count.withLock { $0 += 1 } }
+        #expect(third !== first)
+        batch.commit()
+        #expect(third.count.withLock { $0 } == 1)
+        #expect(first.count.withLock { $0 } == 1)
+    }
+
     @Test func aCommitThatDoesNotDeferWaitsForTheWrite() {
         let batch = StateBatch(maximumAge: .seconds(600))
         let member = WaitingMember()
