@@ -64,7 +64,7 @@ package final class Committed: Sendable {
         var done = false
         /// The requests that wait (``wait()``): those of a round that share this commit.
         var waiters: [CheckedContinuation<Void, Never>] = []
-        /// The first apart: a request's connection registers one, and an array is allocated.
+        /// The first apart: most commits have one (a connection's), and an array is allocated only for more.
         var first: Action?
         var more: [Action] = []
     }

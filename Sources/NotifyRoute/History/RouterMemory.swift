@@ -370,7 +370,7 @@ public final class RouterMemory: Sendable {
                     swap(&taken.times, &state.times)
                     swap(&state.buffer, &state.spare.buffer)
                     swap(&state.times, &state.spare.times)
-                    // Their commits wait for this insert's (awaitInsert), not only this batch's.
+                    // Their commits wait for this insert's (insertHolding), not only this batch's.
                     state.inserting += state.joined.map { ($0, done) }
                     swap(&taken.joined, &state.joined)
                     state.underway = done
