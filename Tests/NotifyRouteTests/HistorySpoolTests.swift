@@ -232,6 +232,20 @@ import Testing
         #expect(try titles() == ["first"] + (0..<count).map { "held \($0)" })
     }
 
+    /// Commits `batch` on a thread of its own and returns once that commit has taken the
+    /// buffered lines into its insert; the semaphore is signalled when the commit returns.
+    func commitOnAThread(_ batch: StateBatch, until daemon: RouterMemory) -> DispatchSemaphore {
+        let committed = DispatchSemaphore(value: 0)
+        Thread {
+            batch.commit()
+            committed.signal()
+        }.start()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while daemon.bufferedRecords > 0 && ContinuousClock.now < deadline { usleep(50) }
+        #expect(daemon.bufferedRecords == 0, "the first batch's commit did not take the buffered lines")
+        return committed
+    }
+
     /// A loaded daemon's batches go to history.db: one that commits during another batch's
     /// insert waits for it and inserts after it, and a small one soon after an insert is
     /// inserted too. Spooled, their lines would have the next insert fold them back.
@@ -253,15 +267,7 @@ import Testing
 
         // Enough that the first batch's insert lasts well past the second batch's commit.
         let long = 10_000
-        let first = batch("long", long, from: 10)
-        let inserted = DispatchSemaphore(value: 0)
-        let committer = Thread {
-            first.commit()
-            inserted.signal()
-        }
-        committer.start()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while daemon.bufferedRecords > 0 && ContinuousClock.now < deadline { usleep(50) }
+        let inserted = commitOnAThread(batch("long", long, from: 10), until: daemon)
         let during = RouterMemory.insertedLines + 1
         batch("during", during, from: 10 + long).commit()
         #expect(inserted.wait(timeout: .now() + 20) == .success)
@@ -291,15 +297,7 @@ import Testing
             for index in 0..<count { record(daemon, "a \(index)", at: start.addingTimeInterval(1 + Double(index) / 1000)) }
         }
         StateBatch.$current.withValue(second) { record(daemon, "b", at: start.addingTimeInterval(100)) }
-        let committed = DispatchSemaphore(value: 0)
-        let committer = Thread {
-            first.commit()
-            committed.signal()
-        }
-        committer.start()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while daemon.bufferedRecords > 0 && ContinuousClock.now < deadline { usleep(50) }
-        #expect(daemon.bufferedRecords == 0, "the first batch's commit did not take the buffered lines")
+        let committed = commitOnAThread(first, until: daemon)
         let committedWhenAnswered = Mutex(-1)
         second.publish { [directory] in
             // Another connection sees only what is committed.
@@ -326,15 +324,7 @@ import Testing
             for index in 0..<count { record(daemon, "a \(index)", at: start.addingTimeInterval(1 + Double(index) / 1000)) }
         }
         StateBatch.$current.withValue(second) { record(daemon, "b", at: start.addingTimeInterval(100)) }
-        let inserted = Mutex(false)
-        let committer = Thread {
-            first.commit()
-            inserted.withLock { $0 = true }
-        }
-        committer.start()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while daemon.bufferedRecords > 0 && ContinuousClock.now < deadline { usleep(50) }
-        #expect(daemon.bufferedRecords == 0, "the first batch's commit did not take the buffered lines")
+        let inserted = commitOnAThread(first, until: daemon)
         let answered = DispatchSemaphore(value: 0)
         let committedWhenAnswered = Mutex(-1)
         second.publish { [directory] in
@@ -343,8 +333,7 @@ import Testing
             answered.signal()
         }
         second.commit()
-        let insertEndedFirst = inserted.withLock { $0 }
-        if !insertEndedFirst {
+        if inserted.wait(timeout: .now()) == .timedOut {
             #expect(committedWhenAnswered.withLock { $0 } == -1, "answered before the insert that holds its record ended")
         }
         #expect(answered.wait(timeout: .now() + 20) == .success, "never answered")
