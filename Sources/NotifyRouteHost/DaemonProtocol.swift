@@ -206,9 +206,9 @@ public enum DaemonProtocol {
         /// because the greeting was late: the client sends it again.
         public var resend: Bool?
         public var status: JSONValue?
-        /// The daemon's: the report already encoded (what ``report`` decodes to), written
-        /// into the answer line as is rather than decoded and encoded again.
-        package var encodedReport: [UInt8]?
+        /// The daemon's: the report itself (what ``report`` decodes to), written into the
+        /// answer line directly rather than encoded, decoded and encoded again.
+        package var routedReport: DeliveryReport?
 
         enum CodingKeys: String, CodingKey {
             case id, exit, report, text, problems, interaction, error, resend, status
@@ -256,39 +256,40 @@ public enum DaemonProtocol {
         }
 
         /// The answer as one line, keys sorted as ``DaemonProtocol/encodeLine(_:)`` sorts
-        /// them, with ``encodedReport`` in place of ``report`` when it is set.
+        /// them, with ``routedReport`` written in place of ``report`` when it is set: one
+        /// buffer for the whole line, the report's bytes copied no more than the rest.
         package func line() -> [UInt8] {
-            // Reserved before the first byte: an array made with it and then reserved is allocated twice.
-            var line: [UInt8] = []
-            line.reserveCapacity(256 + (encodedReport?.count ?? 0) + (text?.utf8.count ?? 0))
-            line.append(UInt8(ascii: "{"))
-            // Names written in the source need no escape and no String.
-            func key(_ name: StaticString) {
-                if line.count > 1 { line.append(UInt8(ascii: ",")) }
-                line.append(UInt8(ascii: "\""))
-                line.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-                line.append(UInt8(ascii: "\""))
-                line.append(UInt8(ascii: ":"))
+            // Under 1 KiB with a short text: malloc's per-thread cache serves it.
+            var writer = JSONWriter(capacity: 768 + (text?.utf8.count ?? 0))
+            writer.object { writer in
+                writer.member("error", error)
+                writer.member("exit", exit.map(Int.init))
+                writer.member("id", id)
+                writer.member("interaction", interaction)
+                if let problems { writer.member("problems", strings: problems) }
+                if let routedReport {
+                    writer.key("report")
+                    routedReport.write(into: &writer)
+                } else if let report = reportValue {
+                    writer.key("report")
+                    writer.encoded(encodeLine(report).dropLast())
+                } else if let reportObject {
+                    var bytes: [UInt8] = []
+                    JSONValue(reportObject).write(into: &bytes)
+                    writer.key("report")
+                    writer.encoded(bytes)
+                }
+                if let resend {
+                    writer.key("resend")
+                    writer.bool(resend)
+                }
+                if let status {
+                    writer.key("status")
+                    writer.encoded(encodeLine(status).dropLast())
+                }
+                writer.member("text", text)
             }
-            if let error { key("error"); JSONWriter.string(error, into: &line) }
-            if let exit { key("exit"); JSONWriter.decimal(Int(exit), into: &line) }
-            if let id { key("id"); JSONWriter.decimal(id, into: &line) }
-            if let interaction { key("interaction"); JSONWriter.string(interaction, into: &line) }
-            if let problems { key("problems"); JSONWriter.strings(problems, into: &line) }
-            if let encodedReport {
-                key("report")
-                line.append(contentsOf: encodedReport.last == UInt8(ascii: "\n") ? encodedReport.dropLast() : encodedReport[...])
-            } else if let report = reportValue {
-                key("report"); line.append(contentsOf: encodeLine(report).dropLast())
-            } else if let reportObject {
-                key("report"); JSONValue(reportObject).write(into: &line)
-            }
-            if let resend { key("resend"); line.append(contentsOf: (resend ? "true" : "false").utf8) }
-            if let status { key("status"); line.append(contentsOf: encodeLine(status).dropLast()) }
-            if let text { key("text"); JSONWriter.string(text, into: &line) }
-            line.append(UInt8(ascii: "}"))
-            line.append(UInt8(ascii: "\n"))
-            return line
+            return writer.line
         }
 
         public static func failure(_ message: String, exit: Int32, id: Int? = nil) -> Answer {

@@ -377,7 +377,7 @@ public struct RouterDaemon: Service {
     }
 
     private func fill(_ answer: inout DaemonProtocol.Answer, with report: DeliveryReport, dryRun: Bool) {
-        answer.encodedReport = report.json()
+        answer.routedReport = report
         answer.text = rendering.text(report)
         answer.problems = rendering.problems(report)
         answer.exit = dryRun ? 0 : rendering.exitCode(report)

@@ -29,7 +29,7 @@ struct RouterDaemonTests {
         answer.status = .object(["held": .number(3), "ratio": .number(0.5)])
         var whole = answer
         whole.report = try JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(report)))
-        answer.encodedReport = DaemonProtocol.encodeLine(report)
+        answer.routedReport = report
         let line = answer.line()
         #expect(line.last == UInt8(ascii: "\n") && line.dropLast().allSatisfy { $0 != UInt8(ascii: "\n") })
         let read = try JSONDecoder().decode(DaemonProtocol.Answer.self, from: Data(line))

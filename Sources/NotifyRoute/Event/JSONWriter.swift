@@ -57,6 +57,13 @@ package struct JSONWriter {
 
     package var text: String { String(decoding: storage.written, as: UTF8.self) }
 
+    /// What was written and a newline: a line of the daemon's protocol.
+    package var line: [UInt8] {
+        storage.append(UInt8(ascii: "\n"))
+        defer { storage.count -= 1 }
+        return bytes
+    }
+
     private mutating func separate() {
         if separated { storage.append(UInt8(ascii: ",")) }
     }
@@ -81,6 +88,14 @@ package struct JSONWriter {
             storage.append(UnsafeBufferPointer(rebasing: utf8[1..<utf8.count - 1]))
             separated = true
         }
+    }
+
+    /// A value already written as JSON (by the encoder, or another writer), copied as it is.
+    package mutating func encoded(_ json: some Collection<UInt8>) {
+        separate()
+        let copied: Void? = json.withContiguousStorageIfAvailable { storage.append($0) }
+        if copied == nil { Array(json).withUnsafeBufferPointer { storage.append($0) } }
+        separated = true
     }
 
     /// `[`, what `body` writes, `]`.
