@@ -28,11 +28,16 @@ public actor RouterHost {
     private struct Live {
         var router: NotificationRouter
         var counts: [String: SinkCounts] = [:]
-        var inFlight = 0
         /// When a paused event last woke the timer (``tally(_:)``).
         var lastPausePoke = ContinuousClock.now - .seconds(2)
     }
     private let live: Mutex<Live>
+    /// Events between ``begin()`` and ``end(_:)``, counted without the lock.
+    private let inFlight = Atomic(0)
+    /// Bumped, under `live`'s lock, each time a reload swaps the router: while it stays
+    /// the same, a connection routes with the router it read last and takes no lock for it
+    /// (``begin(reusing:)``).
+    private let generation = Atomic(0)
     /// Network deliveries that failed and may succeed later.
     public let retries: RetryQueue
     /// Wakes the daemon's held-summary timer when something new is held, and on reload.
@@ -111,7 +116,10 @@ public actor RouterHost {
     public func reload() throws -> NotificationRouter {
         let fresh = try load()
         let old = live.withLock { live in
-            defer { live.router = fresh }
+            defer {
+                live.router = fresh
+                generation.add(1, ordering: .releasing)
+            }
             return live.router
         }
         loadedAt = Date()
@@ -133,23 +141,33 @@ public actor RouterHost {
 
     /// The router for an event about to be routed, counted in flight until ``end(_:)``.
     package nonisolated func begin() -> NotificationRouter {
-        live.withLock { live in
-            live.inFlight += 1
-            return live.router
-        }
+        inFlight.add(1, ordering: .relaxed)
+        return live.withLock(\.router)
+    }
+
+    /// A router read by ``begin(reusing:)``, and which reload it came from.
+    package struct Lease: Sendable {
+        package let router: NotificationRouter
+        fileprivate let generation: Int
+    }
+
+    /// ``begin()`` for a connection, which keeps `lease` between its events: unless a
+    /// reload came since, the same router, without the lock that every routed event took
+    /// twice (a connection's events and the other connections' then waited on it).
+    package nonisolated func begin(reusing lease: inout Lease?) -> NotificationRouter {
+        inFlight.add(1, ordering: .relaxed)
+        if let lease, lease.generation == generation.load(ordering: .acquiring) { return lease.router }
+        let fresh = live.withLock { Lease(router: $0.router, generation: generation.load(ordering: .relaxed)) }
+        lease = fresh
+        return fresh.router
     }
 
     package nonisolated func end(_ report: DeliveryReport?) {
-        // One hold of the lock that every routed event takes, for the count and the tally.
-        var poke = false
-        let router = live.withLock { state in
-            state.inFlight -= 1
-            if let report { poke = Self.tally(report, into: &state) }
-            return state.router
-        }
-        if poke { summaryWakeup.poke() }
+        inFlight.subtract(1, ordering: .relaxed)
         guard let report else { return }
-        if report.outcomes.contains(where: RetryQueue.isRetried) {
+        tally(report)
+        if report.outcomes.withUnsafeBufferPointer({ outcomes in outcomes.indices.contains { RetryQueue.isRetried(outcomes[$0]) } }) {
+            let router = router
             Task { [retries] in await retries.schedule(report, router: router) }
         }
     }
@@ -303,7 +321,8 @@ public actor RouterHost {
     public func status(pid: Int32) async -> Status {
         let uptime = ContinuousClock.now - startedAt
         let state = stateProbe()  // one read of the whole state for the held events and the inhibitions
-        let (router, counts, inFlight) = live.withLock { ($0.router, $0.counts, $0.inFlight) }
+        let (router, counts) = live.withLock { ($0.router, $0.counts) }
+        let inFlight = inFlight.load(ordering: .relaxed)
         var sinks = counts
         for sink in router.configuration.sinks where sinks[sink.name] == nil { sinks[sink.name] = SinkCounts() }
         let retried = await retries.counts

@@ -228,6 +228,8 @@ public struct RouterDaemon: Service {
         /// may take it as their own reading (a change made since is concurrent with them),
         /// and skip the marker's `lstat` (4.6% of a loaded daemon's CPU).
         var noControls: (router: NotificationRouter, count: Int)?
+        /// The router this connection's sends used last (``RouterHost/begin(reusing:)``).
+        var router: RouterHost.Lease?
     }
 
     /// An answer line, and the commit it waits for before it is written.
@@ -257,7 +259,7 @@ public struct RouterDaemon: Service {
         session.noControls = nil
         switch request.kind {
         case .send:
-            let router = host.begin()
+            let router = host.begin(reusing: &session.router)
             // How many more requests the reading of an earlier one still covers, this one included.
             let covered = noControls.flatMap { $0.count > 0 && $0.router === router ? $0.count : nil }
             let ((sent, report, controls), committed) = await writes.route(queued: queuedBehind > 0 && !request.wait) {
