@@ -41,11 +41,19 @@ import Testing
         #expect(throws: DurationParser.Error.self) { try DurationParser.parse(text) }
     }
 
-    @Test func formatsWithTheLargestExactUnit() {
+    @Test func formatsWithTheLargestExactUnit() throws {
         #expect(DurationParser.format(.milliseconds(120_000)) == "2m")
         #expect(DurationParser.format(.milliseconds(90_000)) == "90s")
         #expect(DurationParser.format(.milliseconds(1_500)) == "1500ms")
         #expect(DurationParser.format(.zero) == "0ms")
+        #expect(DurationParser.format(.seconds(86_400 * 3)) == "3d")
+        #expect(DurationParser.format(.seconds(7_200)) == "2h")
+        #expect(DurationParser.format(.milliseconds(-1_500)) == "-1500ms")
+        #expect(DurationParser.format(.seconds(Int64.max / 1_000)) == "\(Int64.max / 1_000 * 1_000 / 1_000)s")
+        // Each spelling reads back as the duration it came from.
+        for ms in [1, 999, 1_000, 59_999, 60_000, 3_599_999, 3_600_000, 86_399_999, 86_400_000, 123_456_789_000] {
+            #expect(try DurationParser.parse(DurationParser.format(.milliseconds(ms))) == .milliseconds(ms))
+        }
     }
 
     @Test func timeoutsParseNeverAndDefault() throws {
