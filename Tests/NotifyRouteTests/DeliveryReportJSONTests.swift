@@ -48,6 +48,28 @@ import Testing
         }
     }
 
+    /// Strings of every length up to three words, with each byte the encoder escapes (and
+    /// some it does not) at each position: the writer checks and copies eight bytes at a time.
+    @Test func stringsAreWhatTheEncoderWrote() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var checked = 0
+        for length in 0...25 {
+            for special in ["\"", "\\", "\n", "\t", "\u{01}", "\u{1F}", "\u{7F}", "é", "/", "✓"] {
+                for position in 0...length {
+                    var characters = Array(repeating: Character("a"), count: length)
+                    characters.insert(Character(special), at: position)
+                    let text = String(characters)
+                    var writer = JSONWriter()
+                    writer.string(text)
+                    #expect(writer.text == String(decoding: try encoder.encode(text), as: UTF8.self), "\(text.debugDescription)")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked > 3_000)
+    }
+
     /// The numbers written from integers are spelled as the encoder spells them: a count
     /// as `String(_:)` does, thousandths as `Double(value) / 1000` is (the encoder's form
     /// of `duration_ms`), over every value below 100,000 and a spread of larger ones.

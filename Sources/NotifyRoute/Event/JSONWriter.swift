@@ -305,41 +305,73 @@ package struct JSONWriter {
         bytes.append(contentsOf: storage.written)
     }
 
-    /// Whether `utf8` holds a byte that JSON escapes: eight bytes at a time (a word has one
-    /// when a byte is below 0x20 or equal to `"` or `\`), the rest one by one.
+    /// Whether `utf8` holds a byte that JSON escapes.
     private static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = utf8.baseAddress else { return false }
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         var index = 0
         while index + 8 <= utf8.count {
-            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-            let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
-            let control = (word &- ones &* 0x20) & ~word
-            let found = (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)) & highs
-            if found != 0 { return true }
+            if escapes(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) { return true }
             index += 8
         }
         while index < utf8.count {
-            let byte = base[index]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            if escapes(base[index]) { return true }
             index += 1
         }
         return false
     }
 
+    /// Whether `word` has a byte below 0x20 or equal to `"` or `\`.
+    @inline(__always) private static func escapes(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+        let control = (word &- ones &* 0x20) & ~word
+        return (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)) & highs != 0
+    }
+
+    @inline(__always) private static func escapes(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
     private static func string(_ text: String, into bytes: Storage) {
-        bytes.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
-            // Most strings need no escape: one copy.
-            if !needsEscape(utf8) {
-                bytes.append(utf8)
-                return
+            let count = utf8.count
+            // The quotes, and room for a word stored whole past the last byte.
+            bytes.reserve(count + 10)
+            let quoted = bytes.base + bytes.count
+            quoted.pointee = UInt8(ascii: "\"")
+            // Checked and copied in one pass, eight bytes at a time (most strings need no
+            // escape): a scan, then a copy, cost twice the instructions on the short strings
+            // of a report.
+            var run = 0  // the bytes copied as they are
+            if let base = utf8.baseAddress {
+                let out = UnsafeMutableRawPointer(quoted + 1)
+                while run + 8 <= count {
+                    let word = UnsafeRawPointer(base + run).loadUnaligned(as: UInt64.self)
+                    if escapes(word) { break }
+                    out.storeBytes(of: word, toByteOffset: run, as: UInt64.self)
+                    run += 8
+                }
+                if run < count, run + 8 > count {
+                    // The last bytes in one word too: after spaces (which need no escape) in
+                    // the bytes past the end, stored whole within the room reserved.
+                    var word: UInt64 = 0x2020_2020_2020_2020
+                    withUnsafeMutableBytes(of: &word) { $0.baseAddress!.copyMemory(from: base + run, byteCount: count - run) }
+                    if !escapes(word) {
+                        out.storeBytes(of: word, toByteOffset: run, as: UInt64.self)
+                        run = count
+                    }
+                }
+                while run < count, !escapes(base[run]) {
+                    quoted[1 + run] = base[run]
+                    run += 1
+                }
             }
-            var run = 0  // the start of the bytes not yet copied
-            for index in utf8.indices {
+            bytes.count += 1 + run
+            guard run < count else { return }
+            for index in run..<count {
                 let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                guard escapes(byte) else { continue }
                 bytes.append(UnsafeBufferPointer(rebasing: utf8[run..<index]))
                 run = index + 1
                 bytes.append(UInt8(ascii: "\\"))
