@@ -45,6 +45,10 @@ import Testing
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(published.withLock { $0 } == ["first", "second", "third"])
         #expect(member.commits == 2, "the member was not asked again once the write ended")
+        // The thread that ran "third" lets go of the waiting commits just after.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while batch.isFinishing && ContinuousClock.now < deadline { usleep(1_000) }
+        #expect(!batch.isFinishing)
         // Nothing waits any more: published within the commit.
         batch.publish { published.withLock { $0.append("fourth") } }
         batch.commit()

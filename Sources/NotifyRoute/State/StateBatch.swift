@@ -190,6 +190,9 @@ public final class StateBatch: Sendable {
         }
     }
 
+    /// Whether publications wait for an earlier commit (for tests).
+    var isFinishing: Bool { waiting.withLock(\.finishing) }
+
     /// A store opened a transaction for this batch: it is committed with the round.
     func join(_ member: any StateBatchMember) {
         round.withLock { round in
