@@ -43,7 +43,14 @@ package final class StateWriteBatching: Sendable {
             round.batch = batch
             return batch
         }
-        let result = await StateBatch.$current.withValue(batch) { await body() }
+        let result: Result
+        if let slot = StateBatch.slot, StateBatch.current == nil {
+            slot.current = batch
+            result = await body()
+            slot.current = nil
+        } else {
+            result = await StateBatch.$current.withValue(batch) { await body() }
+        }
         let last = round.withLock { round in
             round.active -= 1
             guard round.active == 0, !queued else { return false }

@@ -1,3 +1,4 @@
+import NotifyRoute
 import NotifyRouteHost
 import Synchronization
 import Testing
@@ -67,6 +68,23 @@ struct StateWriteBatchingTests {
         // The next round commits on its own.
         let (_, next) = await writes.route { () }
         #expect(next !== first && isDone(next))
+    }
+
+    /// In a task that binds a slot (a daemon connection's, for the requests it routes in a
+    /// row), a request's stores join its batch through the slot, which holds nothing between
+    /// requests.
+    @Test func aRequestInATaskWithASlotJoinsItsBatchThroughIt() async {
+        let writes = StateWriteBatching(maximumAge: .seconds(600))
+        let slot = StateBatch.Slot()
+        await StateBatch.$slot.withValue(slot) {
+            let (first, committed) = await writes.route(queued: true) { StateBatch.joined }
+            #expect(first != nil && StateBatch.current == nil)
+            #expect(slot.current == nil, "the slot kept the batch after the request")
+            let (second, _) = await writes.route(queued: false) { StateBatch.joined }
+            #expect(second != nil && second === first, "a request queued behind joined another batch")
+            #expect(isDone(committed))
+        }
+        #expect(StateBatch.joined == nil)
     }
 
     private final class Resumed: Sendable {

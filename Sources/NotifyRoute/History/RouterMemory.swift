@@ -39,6 +39,8 @@ public final class RouterMemory: Sendable {
     private let notice: @Sendable (String) -> Void
     private let connection = Mutex<Connection?>(nil)
     private let spooling = Mutex(Spooling())
+    /// `spooling`'s `enabled`, read without its lock by every record (set once, never unset).
+    private let spoolingEnabled = Atomic(false)
     private let marker: ControlsMarker
     private let spool: HistorySpool
 
@@ -177,6 +179,7 @@ public final class RouterMemory: Sendable {
         let (stream, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let previous = spooling.withLock { state in
             state.enabled = true
+            spoolingEnabled.store(true, ordering: .releasing)
             defer { state.signal = signal }
             return state.signal
         }
@@ -206,8 +209,8 @@ public final class RouterMemory: Sendable {
     /// commit writes, with the lines of the other events routed meanwhile, before any of
     /// their answers is published: the spool's size is then 0.
     private func spoolKeptOpen(_ row: HistorySpool.Row) -> Int? {
-        guard spooling.withLock(\.enabled) else { return nil }
-        let batch = StateBatch.current
+        guard spoolingEnabled.load(ordering: .acquiring) else { return nil }
+        let batch = StateBatch.joined
         // Made before the lock, which concurrent records wait for.
         let line = row.line()
         var join = false

@@ -66,7 +66,7 @@ public final class SQLiteStateStore: RouterStateStore, StateBatchMember {
             if connection == nil { connection = try open() }
             guard let open = connection else { throw Failure(description: "no state database") }
             do {
-                guard let batch = StateBatch.current else {
+                guard let batch = StateBatch.joined else {
                     return try open.transaction(discardingChanges: discardingChanges, body)
                 }
                 return try open.transaction(discardingChanges: discardingChanges, in: batch, member: self, body)
