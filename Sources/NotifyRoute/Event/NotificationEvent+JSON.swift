@@ -17,6 +17,11 @@ extension NotificationEvent {
         "icon", "category", "actions", "fields", "message_id", "progress",
     ]
 
+    /// ``jsonKeys`` by their places in it.
+    private enum JSONKey: Int {
+        case title, body, level, timeout, app, source, tags, dedupKey, replaceKey, icon, category, actions, fields, messageID, progress
+    }
+
     /// Decodes one line of JSON into an event.
     ///
     /// - Throws: ``EventError`` naming the key and what was expected, for example
@@ -38,35 +43,39 @@ extension NotificationEvent {
         guard case .object(let entries) = root else {
             throw EventError("expected a JSON object such as {\"title\": \"Disk full\"}, found \(root.kindDescription)")
         }
-        for entry in entries where !jsonKeys.contains(where: { Self.sameKey($0, entry.key) }) {
-            if let hint = Suggestions.didYouMean(entry.key, among: jsonKeys) {
-                throw EventError("unknown key \"\(entry.key)\" (\(hint))")
+        // Where each key is first found among the members (as a dictionary that keeps the
+        // first would say), in one pass that also finds an unknown key: an event has a few
+        // members, and a lookup of each of the fifteen keys went over all of them.
+        var first = SIMD16<Int32>(repeating: -1)
+        for (position, entry) in entries.enumerated() {
+            guard let index = jsonKeys.firstIndex(where: { Self.sameKey($0, entry.key) }) else {
+                if let hint = Suggestions.didYouMean(entry.key, among: jsonKeys) {
+                    throw EventError("unknown key \"\(entry.key)\" (\(hint))")
+                }
+                throw EventError("unknown key \"\(entry.key)\"; expected one of: \(jsonKeys.joined(separator: ", "))")
             }
-            throw EventError("unknown key \"\(entry.key)\"; expected one of: \(jsonKeys.joined(separator: ", "))")
+            if first[index] < 0 { first[index] = Int32(truncatingIfNeeded: position) }
         }
-        // The first member of a key, as a dictionary that keeps the first would give; an
-        // event has a few keys, fewer compares than hashing each.
-        struct Members {
-            let entries: [(key: String, value: JSONLine)]
-            subscript(key: String) -> JSONLine? { entries.first { NotificationEvent.sameKey($0.key, key) }?.value }
+        func value(_ key: JSONKey) -> JSONLine? {
+            let position = first[key.rawValue]
+            return position < 0 ? nil : entries[Int(position)].value
         }
-        let values = Members(entries: entries)
-        func string(_ key: String) throws(EventError) -> String? {
-            switch values[key] {
+        func string(_ key: JSONKey) throws(EventError) -> String? {
+            switch value(key) {
             case nil, .null?: return nil
             case .string(let text)?: return text
-            case let other?: throw EventError("\"\(key)\": expected a string, found \(other.kindDescription)")
+            case let other?: throw EventError("\"\(jsonKeys[key.rawValue])\": expected a string, found \(other.kindDescription)")
             }
         }
 
-        guard let title = try string("title") else {
-            throw EventError(values["title"] == nil
+        guard let title = try string(.title) else {
+            throw EventError(value(.title) == nil
                 ? "missing \"title\"; every event needs a one-line title"
                 : "\"title\": expected a string, found null")
         }
         var event = NotificationEvent(title: title)
-        event.body = try string("body")
-        if let text = try string("level") {
+        event.body = try string(.body)
+        if let text = try string(.level) {
             guard let level = Level(rawValue: text.lowercased()) else {
                 let names = Level.allCases.map(\.rawValue)
                 let hint = Suggestions.didYouMean(text, among: names).map { " (\($0))" } ?? ""
@@ -74,22 +83,22 @@ extension NotificationEvent {
             }
             event.level = level
         }
-        if let text = try string("timeout") {
+        if let text = try string(.timeout) {
             do { event.timeout = try NotificationTimeout(parsing: text) } catch {
                 throw EventError("\"timeout\": \(error.description), or never, or default")
             }
         }
-        event.app = try string("app")
-        event.source = try string("source")
-        event.dedupKey = try string("dedup_key")
-        event.replaceKey = try string("replace_key")
-        event.icon = try string("icon")
-        event.category = try string("category")
-        event.messageID = try string("message_id")
-        event.tags = Set(try stringArray(values["tags"], key: "tags"))
-        event.actions = try actions(values["actions"])
-        event.fields = try fields(values["fields"])
-        event.progress = try progress(values["progress"])
+        event.app = try string(.app)
+        event.source = try string(.source)
+        event.dedupKey = try string(.dedupKey)
+        event.replaceKey = try string(.replaceKey)
+        event.icon = try string(.icon)
+        event.category = try string(.category)
+        event.messageID = try string(.messageID)
+        event.tags = Set(try stringArray(value(.tags), key: "tags"))
+        event.actions = try actions(value(.actions))
+        event.fields = try fields(value(.fields))
+        event.progress = try progress(value(.progress))
         return event
     }
 
