@@ -181,22 +181,25 @@ public actor RouterHost {
     /// ``tally(_:)`` under the lock; whether the summary timer must be woken.
     private static func tally(_ report: DeliveryReport, into live: inout Live) -> Bool {
         var poke = false
-        for outcome in report.outcomes {
-            if case .suppressed(let reason) = outcome.status {
-                switch reason {
-                case .rateLimited(_, _, held: 1), .quietHours(_, held: 1), .grouped(_, count: 1, _): poke = true
-                case .paused:
-                    // The timer learns the pause's end from the state; once a second is enough.
-                    let now = ContinuousClock.now
-                    if now - live.lastPausePoke > .seconds(1) {
-                        live.lastPausePoke = now
-                        poke = true
+        // Borrowed in place: a loop variable was a copy of the outcome and of its strings.
+        report.outcomes.withUnsafeBufferPointer { outcomes in
+            for index in outcomes.indices {
+                if case .suppressed(let reason) = outcomes[index].status {
+                    switch reason {
+                    case .rateLimited(_, _, held: 1), .quietHours(_, held: 1), .grouped(_, count: 1, _): poke = true
+                    case .paused:
+                        // The timer learns the pause's end from the state; once a second is enough.
+                        let now = ContinuousClock.now
+                        if now - live.lastPausePoke > .seconds(1) {
+                            live.lastPausePoke = now
+                            poke = true
+                        }
+                    default: break
                     }
-                default: break
                 }
+                // In place: one lookup of the sink's name, not a read and a write.
+                live.counts[outcomes[index].sink, default: SinkCounts()].count(outcomes[index].status)
             }
-            // In place: one lookup of the sink's name, not a read and a write.
-            live.counts[outcome.sink, default: SinkCounts()].count(outcome.status)
         }
         return poke
     }

@@ -139,12 +139,15 @@ struct HistoryRecord: Encodable {
         writer.member("rules", strings: report.matchedRules)
         writer.key("sinks")
         writer.array { writer in
-            for outcome in report.outcomes {
-                let sink = Sink(outcome)
-                sink.write(into: &writer)
-                if report.droppedBy == nil {
-                    if !summary.isEmpty { summary += ", " }
-                    sink.summarize(into: &summary)
+            // Borrowed in place: a loop variable was a copy of the outcome and of its strings.
+            report.outcomes.withUnsafeBufferPointer { outcomes in
+                for index in outcomes.indices {
+                    let sink = Sink(outcomes[index])
+                    sink.write(into: &writer)
+                    if report.droppedBy == nil {
+                        if !summary.isEmpty { summary += ", " }
+                        sink.summarize(into: &summary)
+                    }
                 }
             }
         }

@@ -111,7 +111,10 @@ extension DeliveryReport {
             writer.member("rules", strings: matchedRules)
             writer.key("sinks")
             writer.array { writer in
-                for outcome in outcomes { outcome.write(into: &writer) }
+                // Borrowed in place: a loop variable was a copy, a retain and release of each of its strings.
+                outcomes.withUnsafeBufferPointer { outcomes in
+                    for index in outcomes.indices { outcomes[index].write(into: &writer) }
+                }
             }
             writer.member("summary", summary.rawValue)
         }
