@@ -112,7 +112,14 @@ public enum DurationParser {
         }
         // Digits and unit written in place: `String(value) + unit` took a generic integer
         // conversion and a concatenation, 600 instructions twice an event in the daemon.
-        return String(unsafeUninitializedCapacity: 22) { buffer in
+        // The exact length, so that a short one is a small string (more capacity allocates).
+        var length = (value < 0 ? 1 : 0) + unit.utf8CodeUnitCount + 1
+        var rest = value.magnitude
+        while rest >= 10 {
+            rest /= 10
+            length += 1
+        }
+        return String(unsafeUninitializedCapacity: length) { buffer in
             let digits = JSONWriter.decimal(value, at: buffer.baseAddress!)
             UnsafeMutableRawPointer(buffer.baseAddress! + digits).copyMemory(from: unit.utf8Start, byteCount: unit.utf8CodeUnitCount)
             return digits + unit.utf8CodeUnitCount
