@@ -29,6 +29,28 @@ import Testing
         }
     }
 
+    /// Runs of every length to three words, with an escape, a quote's end, a raw control
+    /// byte (an error) or a non-ASCII character at each place, and unterminated.
+    @Test func runsOfEveryLengthEndWhereTheirFirstSpecialByteIs() throws {
+        var checked = 0
+        for length in 0...25 {
+            for position in 0...length {
+                let before = String(repeating: "a", count: position), after = String(repeating: "b", count: length - position)
+                for (json, text) in [(#"\""#, "\""), (#"\\"#, "\\"), (#"\n"#, "\n"), ("é", "é"), ("/", "/")] {
+                    let read = try Self.strings(Array((before + json + after).utf8))
+                    #expect(read.bytes == before + text + after && read.text == read.bytes, "\(json) at \(position) of \(length)")
+                    checked += 1
+                }
+                let control = Array((before + "\u{01}" + after).utf8)
+                #expect(throws: JSONLine.SyntaxError.self) { try JSONLine.parse(utf8: Array("[\"".utf8) + control + Array("\"]".utf8)) }
+                // Unterminated: the line ends inside the string.
+                #expect(throws: JSONLine.SyntaxError.self) { try JSONLine.parse(utf8: Array("[\"\(before)\(after)".utf8)) }
+                checked += 2
+            }
+        }
+        #expect(checked > 2_000)
+    }
+
     /// Invalid bytes before an escape, after one, and with none: each run repaired alone.
     @Test func invalidUTF8IsRepairedAsStringDecodingRepairs() throws {
         let runs: [[UInt8]] = [[0xC3], [0xE2, 0x82], [0x80], [0xFF, 0x41], [0xF0, 0x9F, 0x92], [0x41, 0xC3], [0xC3, 0xA9]]
