@@ -21,10 +21,7 @@ for tool in valgrind callgrind_annotate objcopy cc; do
   command -v "$tool" >/dev/null || { echo "serve-instructions.sh: needs $tool" >&2; exit 69; }
 done
 cd "$(dirname "$0")/../.."
-W=$(mktemp -d /tmp/notify-route-instructions.XXXXXX)
-SERVE=
-trap '[ -n "$SERVE" ] && kill "$SERVE" 2>/dev/null; rm -rf "$W"' EXIT
-cc -O2 -pthread -o "$W/daemon-load" Tests/Benchmarks/daemon-load.c
+source Tests/Benchmarks/load-work.sh instructions
 
 # serve_run BIN EVENTS OUT: callgrind's output of one serve fed 1,600 then EVENTS events.
 serve_run() {

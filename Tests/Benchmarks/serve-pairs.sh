@@ -19,10 +19,7 @@ for dir in "$@"; do
   [ -x "$dir/notify-route-bench" ] || { echo "serve-pairs.sh: no notify-route-bench in $dir" >&2; exit 66; }
 done
 cd "$(dirname "$0")/../.."
-W=$(mktemp -d /tmp/notify-route-pairs.XXXXXX)
-SERVE=
-trap '[ -n "$SERVE" ] && kill "$SERVE" 2>/dev/null; rm -rf "$W"' EXIT
-cc -O2 -pthread -o "$W/daemon-load" Tests/Benchmarks/daemon-load.c
+source Tests/Benchmarks/load-work.sh pairs
 EVENTS=200000
 for round in $(seq "$ROUNDS"); do
   for dir in "$@"; do
