@@ -17,7 +17,8 @@ extension NotificationEvent {
         "icon", "category", "actions", "fields", "message_id", "progress",
     ]
 
-    /// ``jsonKeys`` by their places in it.
+    /// ``jsonKeys`` by their places in it, in its order (``decode(object:)`` keeps a place
+    /// for each in a `SIMD16`: sixteen keys at most).
     private enum JSONKey: Int {
         case title, body, level, timeout, app, source, tags, dedupKey, replaceKey, icon, category, actions, fields, messageID, progress
     }
@@ -46,6 +47,7 @@ extension NotificationEvent {
         // Where each key is first found among the members (as a dictionary that keeps the
         // first would say), in one pass that also finds an unknown key: an event has a few
         // members, and a lookup of each of the fifteen keys went over all of them.
+        assert(jsonKeys.count <= SIMD16<Int32>.scalarCount)
         var first = SIMD16<Int32>(repeating: -1)
         for (position, entry) in entries.enumerated() {
             guard let index = jsonKeys.firstIndex(where: { Self.sameKey($0, entry.key) }) else {
