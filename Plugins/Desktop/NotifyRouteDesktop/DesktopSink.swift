@@ -84,7 +84,7 @@ public final class DesktopSink: NotificationSink {
     static let recheckAfter: Duration = .seconds(5)
 
     /// - Parameter onInteraction: called for every action and dismissal, on the
-    ///   plugin's GLib thread: return quickly.
+    ///   plugin's GLib thread, before ``interactions()`` streams get it: return quickly.
     public init(configuration: Configuration = Configuration(), onInteraction: (@Sendable (SinkInteraction) -> Void)? = nil) {
         self.configuration = configuration
         self.probe = ServerProbeCache(timeout: configuration.probeTimeout)

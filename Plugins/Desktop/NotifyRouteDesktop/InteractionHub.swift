@@ -23,13 +23,15 @@ final class InteractionHub: Sendable {
     }
 
     func publish(_ interaction: SinkInteraction) {
+        // The callback first: whoever learns of an interaction from a stream (the
+        // router's `firstInteraction`) may count on the callback having seen it.
+        callback?(interaction)
         state.withLock { state in
             state.history.append(interaction)
             if state.history.count > Self.historyLimit { state.history.removeFirst(state.history.count - Self.historyLimit) }
             // Yield under the lock so a stream never sees a live item before the replayed ones.
             for continuation in state.subscribers.values { continuation.yield(interaction) }
         }
-        callback?(interaction)
     }
 
     /// A stream of everything from the recent history on, until the consumer stops.
