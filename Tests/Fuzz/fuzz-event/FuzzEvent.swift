@@ -4,15 +4,19 @@ import NotifyRoute
 /// ingest does; the decoder either refuses the line with a message or gives an event,
 /// which the normaliser either refuses (an empty title, too many fields) or cleans so
 /// that no control character is left for a terminal (tabs and newlines in the body excepted).
+/// A line the daemon's plain reader reads, it reads as the decoder does.
 func fuzzEvent(_ bytes: UnsafeRawBufferPointer) {
     let line = String(decoding: bytes, as: UTF8.self)
+    let plain = bytes.withMemoryRebound(to: UInt8.self) { NotificationEvent.plain($0) }
     let event: NotificationEvent
     do {
         event = try NotificationEvent.decode(jsonLine: line)
     } catch {
         precondition(!error.message.isEmpty, "an empty event error")
+        precondition(plain == nil, "the plain reader read a line the decoder refuses: \(error.message)")
         return
     }
+    precondition(plain == nil || plain == event, "the plain reader read \(String(describing: plain)), the decoder \(event)")
     guard let normal = try? EventNormalizer.normalize(event) else { return }
     precondition(!normal.title.isEmpty, "an empty title passed normalisation")
     precondition(normal.title.count <= EventNormalizer.maximumTitleLength, "title over the cap")
