@@ -70,6 +70,12 @@ public enum DaemonProtocol {
 
         /// Parses a request line; the error says what is wrong in words a client can show.
         public static func parse(_ line: some Collection<UInt8>) throws(ProtocolError) -> Request {
+            if let request = line.withContiguousStorageIfAvailable(plain) ?? nil { return request }
+            return try parseTree(line)
+        }
+
+        /// ``parse(_:)`` through the JSON tree, as any line but a plain one (``plain(_:)``) is read.
+        package static func parseTree(_ line: some Collection<UInt8>) throws(ProtocolError) -> Request {
             let root = try parseLine(line)
             guard case .object(let members) = root else { throw ProtocolError("expected a JSON object") }
             // Each member taken in one pass, by key (the parser refused duplicate keys); the

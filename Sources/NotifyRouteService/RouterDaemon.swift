@@ -340,8 +340,11 @@ public struct RouterDaemon: Service {
     ) async -> (DaemonProtocol.Answer, DeliveryReport?, Controls?) {
         let event: NotificationEvent
         do {
-            // The ingest decoder, so that a bad event reads as it does in `ingest`.
-            if let object = request.eventObject {
+            // Read with the line when it was plain; otherwise the ingest decoder's, so that
+            // a bad event reads as it does in `ingest`.
+            if let notification = request.notification {
+                event = notification
+            } else if let object = request.eventObject {
                 event = try NotificationEvent.decode(object: object)
             } else {
                 event = try NotificationEvent.decode(jsonLine: String(decoding: DaemonProtocol.encodeLine(request.event ?? .null).dropLast(), as: UTF8.self))
