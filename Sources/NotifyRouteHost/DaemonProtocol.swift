@@ -70,8 +70,11 @@ public enum DaemonProtocol {
 
         /// Parses a request line; the error says what is wrong in words a client can show.
         public static func parse(_ line: some Collection<UInt8>) throws(ProtocolError) -> Request {
-            if let request = line.withContiguousStorageIfAvailable(plain) ?? nil { return request }
-            return try parseTree(line)
+            // Matched, not `?? nil`: the request is moved out, not copied and the original destroyed.
+            switch line.withContiguousStorageIfAvailable(plain) {
+            case .some(.some(let request)): return request
+            default: return try parseTree(line)
+            }
         }
 
         /// ``parse(_:)`` through the JSON tree, as any line but a plain one (``plain(_:)``) is read.

@@ -253,12 +253,10 @@ public struct RouterDaemon: Service {
 
     /// The answer to a request, and for a send the commit of its state that the answer waits for.
     private nonisolated(nonsending) func answer(_ request: DaemonProtocol.Request, _ session: inout Session, queuedBehind: Int) async -> (DaemonProtocol.Answer, Committed?) {
-        var answer = DaemonProtocol.Answer(id: request.id)
         // Any request but a send that uses it ends what a send read of the controls.
         let noControls = session.noControls
         session.noControls = nil
-        switch request.kind {
-        case .send:
+        if request.kind == .send {
             let router = host.begin(reusing: &session.router)
             // How many more requests the reading of an earlier one still covers, this one included.
             let covered = noControls.flatMap { $0.count > 0 && $0.router === router ? $0.count : nil }
@@ -272,16 +270,20 @@ public struct RouterDaemon: Service {
             }
             host.end(report)
             guard let report else { return (sent, committed) }
-            answer = sent
             if let id = request.id {
                 if session.reports.count >= 64 { session.reports.removeAll() }
                 session.reports[id] = report
             }
-            if request.wait && !request.dryRun && report.summary == .delivered {
-                await committed.wait()
-                answer.interaction = await interaction(router, report)
-            }
+            guard request.wait && !request.dryRun && report.summary == .delivered else { return (sent, committed) }
+            var answer = consume sent
+            await committed.wait()
+            answer.interaction = await interaction(router, report)
             return (answer, committed)
+        }
+        var answer = DaemonProtocol.Answer(id: request.id)
+        switch request.kind {
+        case .send:
+            preconditionFailure("a send is answered above")
         case .close:
             let router = host.begin()
             let report = await router.close(replaceKey: request.replaceKey ?? "")
