@@ -1,5 +1,6 @@
 import NotifyRoute
 import NotifyRouteHost
+import NotifyRouteTestSupport
 import Testing
 
 /// The daemon reads a plain request line without the JSON tree (``DaemonProtocol/Request/plain(_:)``);
@@ -106,7 +107,7 @@ struct PlainRequestTests {
         let kinds = (["send", "close", "wait", "status", "reload", "resume"], ["Send", "nope"])
         let sinkLists = (["[]", #"["desktop"]"#, #"["a","b"]"#], [#""a""#, "null", "[1]", #"["a\tb"]"#])
         let spaces = ["", " ", "\t", "\n ", "\r"]
-        var random = SplitMix(seed: 0x5eed)
+        var random = SplitMix64(seed: 0x5eed)
         var plainlyRead = 0, leftToTheTree = 0, disagreements: [String] = []
 
         // Half the lines take only values of the plain shape.
@@ -166,18 +167,5 @@ struct PlainRequestTests {
         // Both ways are taken often, or the comparison says little.
         #expect(plainlyRead > 1_000, "read plainly: \(plainlyRead)")
         #expect(leftToTheTree > 1_000, "left to the tree: \(leftToTheTree)")
-    }
-}
-
-/// A small seeded generator, so that a failure reproduces.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import NotifyRoute
+import NotifyRouteTestSupport
 import NotifyRouteTesting
 import Testing
 
@@ -43,18 +44,6 @@ import Testing
         fallback: [a]
         """
 
-    /// SplitMix64: the same events for the same seed.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// What a report says of each sink, as comparable text; `planned` and what `send`
     /// did are the same decision (a planned show is a delivery, a planned replace a replace).
     static func decisions(_ report: DeliveryReport) -> [String] {
@@ -80,7 +69,7 @@ import Testing
 
     @Test func explainDryRunAndSendAgreeOnEverySink() async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["PIPELINE_SEED"] ?? "") ?? UInt64.random(in: 0...UInt64.max)
-        var random = Generator(state: seed)
+        var random = SplitMix64(seed: seed)
         let fixture = try RouterFixture(Self.yaml)
         fixture.recorder("down").setBehavior(.unavailable("switched off"))
         let sources: [String?] = [nil, "db1", "db2", "web", "noise", "backup"]
