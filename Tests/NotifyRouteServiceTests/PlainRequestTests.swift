@@ -96,7 +96,7 @@ struct PlainRequestTests {
     /// Lines made of parts in and out of the plain shape, in random orders and spacings: any
     /// the plain reader reads, the tree reads the same.
     @Test func anyLineThePlainReaderReadsTheTreeReadsTheSame() {
-        // Each list: the values of the plain shape, then (past `|`) others.
+        // Each pair: values of the plain shape, then others.
         let strings = ([#""a""#, #""""#, #""é ☀""#], [#""a\"b""#, #""a\u00e9""#, "\"a\u{01}b\"", #"null"#, "1", "true", #"["a"]"#])
         let levels = ([#""error""#, "null"], [#""Error""#, #""warn""#, "2"])
         let timeouts = ([#""5s""#, #""never""#, #""Never""#, #""1500ms""#, "null"], [#""soon""#, "5"])
@@ -152,7 +152,7 @@ struct PlainRequestTests {
             members.shuffle(using: &random)
             var bytes = Array((space() + object(members) + space()).utf8)
             if random.next() % 40 == 0 { bytes.removeLast(Int(random.next() % UInt64(bytes.count))) }
-            // Now and then a byte that is not UTF-8 inside the title.
+            // Now and then a byte that is not UTF-8, in a string or a key.
             if random.next() % 25 == 0, let at = bytes.firstIndex(of: UInt8(ascii: "a")) { bytes[at] = 0xC3 }
             let tree = Self.tree(bytes)
             guard let plain = Self.plain(bytes) else {
