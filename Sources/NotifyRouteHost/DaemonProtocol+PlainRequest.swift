@@ -50,7 +50,7 @@ extension DaemonProtocol.Request {
         return request
     }
 
-    /// The place of `key` in ``DaemonProtocol/requestKeys``' order of reading here.
+    /// A number for each of ``DaemonProtocol/requestKeys``, the cases of ``plain(_:)``'s `switch`.
     private static func member(_ key: UnsafeBufferPointer<UInt8>) -> Int? {
         switch key.count {
         case 2: PlainJSONReader.spells(key, "id") ? 1 : nil
