@@ -3,9 +3,13 @@
 // flight (answers come back in order on a connection), and time each event from its
 // request written to its answer read. Prints one RESULT line: events/s and latency.
 //
-//   daemon-load SOCKET CLIENTS EVENTS_PER_CLIENT WINDOW SINK [identical]
+//   daemon-load SOCKET CLIENTS EVENTS_PER_CLIENT WINDOW SINK [identical] [refill=read]
 //
 // Without `identical` every event has its own title (no dedup); with it, all are the same.
+// A client refills its window after each answer, one write() an answer (`refill=answer`,
+// the default: a chatty client, 1.6 us of kernel time an event of its own); with
+// `refill=read`, once it has taken every answer one read() brought, as a pipelining client
+// does (Tests/Benchmarks/README.md, "The load's clients, twenty-fourth pass").
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -19,7 +23,7 @@
 
 static const char *socket_path, *sink;
 static long per_client, window_size;
-static int identical;
+static int identical, refill_per_read;
 static double *latencies;  // per event, microseconds
 static long failures;
 static pthread_mutex_t failures_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -89,9 +93,11 @@ static void *client(void *argument) {
             sent[written++] = now_us();
         }
         if (used) write_all(fd, batch, used);
-        if (!read_answer(r)) failed++;
-        mine[answered] = now_us() - sent[answered];
-        answered++;
+        do {
+            if (!read_answer(r)) failed++;
+            mine[answered] = now_us() - sent[answered];
+            answered++;
+        } while (refill_per_read && answered < written && memchr(r->buffer + r->start, '\n', r->end - r->start));
     }
     close(fd);
     pthread_mutex_lock(&failures_lock);
@@ -106,13 +112,17 @@ static int compare(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 6) { fprintf(stderr, "usage: daemon-load SOCKET CLIENTS EVENTS_PER_CLIENT WINDOW SINK [identical]\n"); return 64; }
+    if (argc < 6) { fprintf(stderr, "usage: daemon-load SOCKET CLIENTS EVENTS_PER_CLIENT WINDOW SINK [identical] [refill=read]\n"); return 64; }
     socket_path = argv[1];
     long clients = atol(argv[2]);
     per_client = atol(argv[3]);
     window_size = atol(argv[4]);
     sink = argv[5];
-    identical = argc > 6 && strcmp(argv[6], "identical") == 0;
+    for (int i = 6; i < argc; i++) {
+        if (strcmp(argv[i], "identical") == 0) identical = 1;
+        else if (strcmp(argv[i], "refill=read") == 0) refill_per_read = 1;
+        else if (strcmp(argv[i], "refill=answer") != 0) { fprintf(stderr, "daemon-load: unknown option %s\n", argv[i]); return 64; }
+    }
     latencies = calloc((size_t)(clients * per_client), sizeof *latencies);
     pthread_t threads[256];
     double started = now_us();
@@ -121,7 +131,7 @@ int main(int argc, char **argv) {
     double seconds = (now_us() - started) / 1e6;
     long total = clients * per_client;
     qsort(latencies, (size_t)total, sizeof *latencies, compare);
-    printf("RESULT daemon-throughput clients=%ld events=%ld window=%ld events_per_s=%.0f p50_us=%.0f p99_us=%.0f failed=%ld seconds=%.2f\n",
-           clients, total, window_size, total / seconds, latencies[total / 2], latencies[(long)(total * 0.99)], failures, seconds);
+    printf("RESULT daemon-throughput refill=%s clients=%ld events=%ld window=%ld events_per_s=%.0f p50_us=%.0f p99_us=%.0f failed=%ld seconds=%.2f\n",
+           refill_per_read ? "read" : "answer", clients, total, window_size, total / seconds, latencies[total / 2], latencies[(long)(total * 0.99)], failures, seconds);
     return failures ? 1 : 0;
 }

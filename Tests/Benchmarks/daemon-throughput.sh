@@ -4,7 +4,9 @@
 # the daemon is measured and not a sink) fed by daemon-load.c (8 clients, each on its own
 # connection with up to 64 requests in flight): events/s, p50 and p99 latency per event
 # (request written to answer read), and the daemon's resident memory after the first
-# MARK events and after TOTAL. Needs BIN and WORK; sets nothing.
+# MARK events and after TOTAL; then TOTAL more from clients that pipeline (daemon-load's
+# `refill=read`: a window refilled once per read of answers, not once per answer), and the
+# memory after them. Needs BIN and WORK; sets nothing.
 #   MARK, TOTAL: events in all (default 1,000,000 and 10,000,000; run.sh --short: small).
 MARK=${MARK:-1000000} TOTAL=${TOTAL:-10000000}
 cc -O2 -pthread -o "$BIN/daemon-load" Tests/Benchmarks/daemon-load.c
@@ -18,8 +20,11 @@ if [ -S "$LOAD_SOCK" ]; then
   rss_first=$(rss_mb)
   rest=$(timeout 3600 "$BIN/daemon-load" "$LOAD_SOCK" 8 $(((TOTAL - MARK) / 8)) 64 counting || true)
   rss_total=$(rss_mb)
+  piped=$(timeout 3600 "$BIN/daemon-load" "$LOAD_SOCK" 8 $((TOTAL / 8)) 64 counting refill=read || true)
+  rss_piped=$(rss_mb)
   echo "${first:-RESULT daemon-throughput failed=1} rss_mb_at_${MARK}=$rss_first"
   echo "${rest/daemon-throughput/daemon-throughput-rest} rss_mb_at_${TOTAL}=$rss_total"
+  echo "${piped/daemon-throughput/daemon-throughput-piped} rss_mb_at_$((2 * TOTAL))=$rss_piped"
 else
   echo "daemon-throughput.sh: serve did not listen: $(cat "$WORK/load-serve.log")" >&2
 fi
