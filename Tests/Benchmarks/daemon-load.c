@@ -9,7 +9,8 @@
 // A client refills its window after each answer, one write() an answer (`refill=answer`,
 // the default: a chatty client, 1.6 us of kernel time an event of its own); with
 // `refill=read`, once it has taken every answer one read() brought, as a pipelining client
-// does (Tests/Benchmarks/README.md, "The load's clients, twenty-fourth pass").
+// does (Tests/Benchmarks/README.md, "The load's clients and the slow phase, twenty-fourth
+// pass").
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
