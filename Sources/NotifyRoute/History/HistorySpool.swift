@@ -77,9 +77,10 @@ struct HistorySpool {
 
         /// A fresh token: a fold tells a line it committed by it. A random start per process
         /// and a count from it: distinct within the process, and across processes as random
-        /// numbers are, without a `getrandom` call per record.
+        /// numbers are, without a `getrandom` call per record. 60 bits, 15 hex digits at
+        /// most: a small string, which allocates nothing (16 took a heap object a record).
         static func token() -> String {
-            var token = tokenStart &+ tokenCount.wrappingAdd(1, ordering: .relaxed).oldValue
+            var token = (tokenStart &+ tokenCount.wrappingAdd(1, ordering: .relaxed).oldValue) & tokenMask
             if token == 0 { token = 1 }
             // What String(token, radix: 16) spells, without its generic path (one per record).
             let digits = (UInt64.bitWidth - token.leadingZeroBitCount + 3) / 4
@@ -92,7 +93,8 @@ struct HistorySpool {
             }
         }
 
-        private static let tokenStart = UInt64.random(in: 1...UInt64.max)
+        private static let tokenMask: UInt64 = 1 << 60 - 1
+        private static let tokenStart = UInt64.random(in: 1...tokenMask)
         private static let tokenCount = Atomic<UInt64>(0)
 
         func line() -> [UInt8] {
