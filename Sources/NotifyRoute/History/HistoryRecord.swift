@@ -42,21 +42,30 @@ struct HistoryRecord: Encodable {
         }
 
         init(_ outcome: SinkOutcome) {
-            self.init(sink: outcome.sink, status: outcome.status.name)
-            switch outcome.status {
-            case .delivered, .replaced, .planned: break
-            case .queued(let reason), .unavailable(let reason): self.reason = reason
+            let details = Self.details(of: outcome.status)
+            self.init(sink: outcome.sink, status: outcome.status.name, reason: details.reason, detail: details.detail,
+                      silence: details.silence)
+        }
+
+        /// What a record says of `status` besides its name.
+        static func details(of status: SinkOutcome.Status) -> (reason: String?, detail: String?, silence: String?) {
+            switch status {
+            case .delivered, .replaced, .planned: return (nil, nil, nil)
+            case .queued(let reason), .unavailable(let reason): return (reason, nil, nil)
             case .suppressed(let reason):
-                self.reason = reason.code
-                detail = reason.description
-                if case .silenced(let id) = reason { silence = id }
-            case .failed(let error):
-                self.reason = error.kind.rawValue
-                detail = error.message
+                if case .silenced(let id) = reason { return (reason.code, reason.description, id) }
+                return (reason.code, reason.description, nil)
+            case .failed(let error): return (error.kind.rawValue, error.message, nil)
             }
         }
 
         func write(into writer: inout JSONWriter) {
+            Self.write(sink: sink, status: status, reason: reason, detail: detail, silence: silence, into: &writer)
+        }
+
+        /// The sink's object from its parts: ``HistoryRecord/stored(_:time:)`` writes each outcome's
+        /// without a `Sink`, whose copy of the outcome's strings cost about 900 instructions an event.
+        static func write(sink: String, status: String, reason: String?, detail: String?, silence: String?, into writer: inout JSONWriter) {
             writer.object { writer in
                 writer.member("detail", detail)
                 writer.member("reason", reason)
@@ -68,10 +77,14 @@ struct HistoryRecord: Encodable {
 
         /// `sink status`, and `(detail)` (else `(reason)`) when there is one.
         func summarize(into summary: inout String) {
+            Self.summarize(sink: sink, status: status, reason: detail ?? reason, into: &summary)
+        }
+
+        static func summarize(sink: String, status: String, reason: String?, into summary: inout String) {
             summary += sink
             summary += " "
             summary += status
-            if let reason = detail ?? reason {
+            if let reason {
                 summary += " ("
                 summary += reason
                 summary += ")"
@@ -142,11 +155,13 @@ struct HistoryRecord: Encodable {
             // Borrowed in place: a loop variable was a copy of the outcome and of its strings.
             report.outcomes.withUnsafeBufferPointer { outcomes in
                 for index in outcomes.indices {
-                    let sink = Sink(outcomes[index])
-                    sink.write(into: &writer)
+                    let status = outcomes[index].status.name
+                    let details = Sink.details(of: outcomes[index].status)
+                    Sink.write(sink: outcomes[index].sink, status: status, reason: details.reason, detail: details.detail,
+                               silence: details.silence, into: &writer)
                     if report.droppedBy == nil {
                         if !summary.isEmpty { summary += ", " }
-                        sink.summarize(into: &summary)
+                        Sink.summarize(sink: outcomes[index].sink, status: status, reason: details.detail ?? details.reason, into: &summary)
                     }
                 }
             }
