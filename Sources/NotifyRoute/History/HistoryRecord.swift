@@ -208,12 +208,12 @@ struct HistoryRecord: Encodable {
 
     static func summary(droppedBy: String?, sinks: [Sink]) -> String {
         if let droppedBy { return "dropped by \(droppedBy)" }
-        let parts = sinks.map { sink in
-            var part = "\(sink.sink) \(sink.status)"
-            if let reason = sink.detail ?? sink.reason { part += " (\(reason))" }
-            return part
+        var summary = ""
+        for sink in sinks {
+            if !summary.isEmpty { summary += ", " }
+            sink.summarize(into: &summary)
         }
-        return parts.isEmpty ? "no sink" : KeyBuilder.join(parts, separator: ", ")
+        return summary.isEmpty ? "no sink" : summary
     }
 
     /// The record as `history --json` prints it: the bytes its `Encodable` form gives
