@@ -57,6 +57,58 @@ package struct JSONWriter {
 
     package var text: String { String(decoding: storage.written, as: UTF8.self) }
 
+    /// What was written, borrowed in place.
+    package func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try body(storage.written)
+    }
+
+    /// How many bytes were written.
+    package var count: Int { storage.count }
+
+    /// A byte outside JSON (a separator of the spool's lines), after which a value starts afresh.
+    package mutating func raw(_ byte: UInt8) {
+        storage.append(byte)
+        separated = false
+    }
+
+    /// Two bytes outside JSON.
+    package mutating func raw(_ byte: UInt8, _ second: UInt8) {
+        storage.reserve(2)
+        storage.base[storage.count] = byte
+        storage.base[storage.count + 1] = second
+        storage.count += 2
+        separated = false
+    }
+
+    /// Bytes outside JSON, or JSON written elsewhere, copied as they are (after `byte`,
+    /// when given); a value starts afresh after them.
+    package mutating func raw(_ byte: UInt8? = nil, then text: String) {
+        let storage = storage
+        func copy(_ utf8: UnsafeBufferPointer<UInt8>) {
+            storage.reserve(utf8.count + 1)
+            if let byte {
+                storage.base[storage.count] = byte
+                storage.count += 1
+            }
+            if let from = utf8.baseAddress { (storage.base + storage.count).update(from: from, count: utf8.count) }
+            storage.count += utf8.count
+        }
+        // Read where it lies (a native String's bytes are contiguous): `withUTF8` would
+        // need a mutable copy, retained and released for each field of a spool's line.
+        if text.utf8.withContiguousStorageIfAvailable(copy) == nil {
+            var text = text
+            text.withUTF8(copy)
+        }
+        separated = false
+    }
+
+    /// `value`'s decimal digits, outside JSON.
+    package mutating func raw(decimal value: Int) {
+        storage.reserve(20)
+        storage.count += Self.decimal(value, at: storage.base + storage.count)
+        separated = false
+    }
+
     /// What was written and a newline: a line of the daemon's protocol.
     package var line: [UInt8] {
         storage.append(UInt8(ascii: "\n"))

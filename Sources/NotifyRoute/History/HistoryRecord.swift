@@ -116,25 +116,36 @@ struct HistoryRecord: Encodable {
     /// actions, fields, icon, message id, progress or replace key, and tags that the
     /// `tags` column splits back as they were), else its whole ``json()``.
     static func stored(_ report: DeliveryReport, time: Date) -> Stored {
+        var writer = JSONWriter(capacity: 256)
+        let (summary, parts) = writeStored(report, time: time, into: &writer)
+        return Stored(record: writer.text, summary: summary, parts: parts)
+    }
+
+    /// ``stored(_:time:)``'s record written at the end of `writer` (a daemon writes it in
+    /// place, in the spool's line); its summary and, for a record in parts, the parts.
+    static func writeStored(_ report: DeliveryReport, time: Date, into writer: inout JSONWriter) -> (summary: String, parts: Parts?) {
         let event = report.event
         guard event.actions.isEmpty, event.fields.isEmpty, event.icon == nil, event.messageID == nil, event.progress == nil,
               event.replaceKey == nil, event.tags.allSatisfy({ !$0.isEmpty && !$0.utf8.contains(0x1F) })
         else {
-            let written = written(report, time: time)
-            return Stored(record: written.json, summary: written.summary)
+            return (writeWhole(report, time: time, into: &writer), nil)
         }
-        var writer = JSONWriter(capacity: 256)
         var summary = ""
         writer.object { writer in writeOutcome(report, into: &writer, summary: &summary) }
-        return Stored(
-            record: writer.text, summary: Self.summary(report, sinks: summary),
-            parts: Parts(timeout: event.timeout.description, dedupKey: event.dedupKey, droppedBy: report.droppedBy))
+        return (Self.summary(report, sinks: summary),
+                Parts(timeout: event.timeout.description, dedupKey: event.dedupKey, droppedBy: report.droppedBy))
     }
 
     /// ``json()`` and ``summary`` of the record of `report` at `time`, in one pass and
     /// without the record's arrays.
     static func written(_ report: DeliveryReport, time: Date) -> (json: String, summary: String) {
         var writer = JSONWriter(capacity: 768)
+        let summary = writeWhole(report, time: time, into: &writer)
+        return (writer.text, summary)
+    }
+
+    /// ``written(_:time:)``'s JSON at the end of `writer`; its summary.
+    private static func writeWhole(_ report: DeliveryReport, time: Date, into writer: inout JSONWriter) -> String {
         var summary = ""
         writer.object { writer in
             writer.member("dropped_by", report.droppedBy)
@@ -143,7 +154,7 @@ struct HistoryRecord: Encodable {
             writeOutcome(report, into: &writer, summary: &summary)
             HistoryTime.write(time, named: "time", into: &writer)
         }
-        return (writer.text, Self.summary(report, sinks: summary))
+        return Self.summary(report, sinks: summary)
     }
 
     /// `routes`, `rules` and `sinks`; each sink's outcome in words added to `summary`.
@@ -243,6 +254,12 @@ enum IngestInput {
     /// Keys in sorted order, as `JSONEncoder` wrote them with `.sortedKeys`.
     static func json(_ event: NotificationEvent) -> String {
         var writer = JSONWriter()
+        write(event, into: &writer)
+        return writer.text
+    }
+
+    /// ``json(_:)``'s object at the end of `writer`.
+    static func write(_ event: NotificationEvent, into writer: inout JSONWriter) {
         writer.object { writer in
             if !event.actions.isEmpty { writer.member("actions", strings: event.actions.map(\.description)) }
             writer.member("app", event.app)
@@ -260,7 +277,6 @@ enum IngestInput {
             writer.member("timeout", event.timeout?.description)
             writer.member("title", event.title)
         }
-        return writer.text
     }
 }
 

@@ -98,66 +98,63 @@ struct HistorySpool {
         private static let tokenCount = Atomic<UInt64>(0)
 
         func line() -> [UInt8] {
-            let time = String(self.time)
-            // The two bounds' digits are written in place: 20 bytes each at most.
-            var capacity = 70 + HistorySpool.format.utf8.count + token.utf8.count + time.utf8.count + level.utf8.count
-            capacity += (source?.utf8.count ?? 0) + app.utf8.count + title.utf8.count + (body?.utf8.count ?? 0)
-            capacity += (category?.utf8.count ?? 0) + tags.utf8.count + record.utf8.count + input.utf8.count
-            // The parts' three separators and, for a whole record, their absent marks.
-            capacity += summary.utf8.count + 6
+            // The parts' three separators and, for a whole record, their absent marks; the
+            // two bounds' digits, 20 bytes each at most.
+            var capacity = 100 + token.utf8.count + level.utf8.count + (source?.utf8.count ?? 0) + app.utf8.count
+            capacity += title.utf8.count + (body?.utf8.count ?? 0) + (category?.utf8.count ?? 0) + tags.utf8.count
+            capacity += record.utf8.count + input.utf8.count + summary.utf8.count
             if let parts { capacity += parts.timeout.utf8.count + parts.dedupKey.utf8.count + (parts.droppedBy?.utf8.count ?? 0) }
-            // Field by field into a buffer of its size: the daemon writes one line per event.
-            return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-                var at = buffer.baseAddress!
-                Self.put(HistorySpool.format, at: &at, first: true)
-                Self.put(token, at: &at)
-                Self.put(time, at: &at)
-                Self.put(level, at: &at)
-                Self.put(source, at: &at)
-                Self.put(app, at: &at)
-                Self.put(title, at: &at)
-                Self.put(body, at: &at)
-                Self.put(category, at: &at)
-                Self.put(tags, at: &at)
-                Self.put(record, at: &at)
-                Self.put(input, at: &at)
-                Self.put(summary, at: &at)
-                at.pointee = HistorySpool.field
-                at += 1 + JSONWriter.decimal(maxEvents, at: at + 1)
-                at.pointee = HistorySpool.field
-                at += 1 + JSONWriter.decimal(maxBytes, at: at + 1)
-                Self.put(parts?.timeout, at: &at)
-                Self.put(parts?.dedupKey, at: &at)
-                Self.put(parts?.droppedBy, at: &at)
-                at.pointee = HistorySpool.end
-                count = buffer.baseAddress!.distance(to: at) + 1
-            }
+            var writer = JSONWriter(capacity: capacity)
+            HistorySpool.writeLine(
+                into: &writer, token: token, time: time, level: level, source: source, app: app, title: title, body: body,
+                category: category, tags: tags, maxEvents: maxEvents, maxBytes: maxBytes,
+                record: { writer in
+                    writer.raw(then: record)
+                    return (summary, parts)
+                },
+                input: { writer in writer.raw(then: input) })
+            return writer.bytes
         }
+    }
 
-        /// One field at `at`, after a separator unless `first`; `at` moved past it.
-        /// (A parameter, not a captured variable, which would be checked at each access.)
-        private static func put(_ value: String?, at: inout UnsafeMutablePointer<UInt8>, first: Bool = false) {
-            if !first {
-                at.pointee = HistorySpool.field
-                at += 1
-            }
-            guard let value else {
-                at.pointee = HistorySpool.absent
-                at += 1
-                return
-            }
-            let start = at
-            func copy(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
-                if let from = utf8.baseAddress { start.update(from: from, count: utf8.count) }
-                return utf8.count
-            }
-            // Read where it lies (a native String's bytes are contiguous): `withUTF8` would
-            // need a mutable copy, retained and released for each of a line's 13 fields.
-            at += value.utf8.withContiguousStorageIfAvailable(copy) ?? {
-                var value = value
-                return value.withUTF8(copy)
-            }()
-        }
+    /// A line of the spool's format (a ``Row``'s fields, in order, and its end) after what
+    /// `writer` holds. `record` writes the record's field and gives its summary and parts,
+    /// `input` the event as given: a daemon writes both in place, where a `Row` would hold
+    /// each as a String, copied again into the line.
+    static func writeLine(
+        into writer: inout JSONWriter, token: String, time: Double, level: String, source: String?, app: String, title: String,
+        body: String?, category: String?, tags: String, maxEvents: Int, maxBytes: Int,
+        record: (inout JSONWriter) -> (summary: String, parts: HistoryRecord.Parts?), input: (inout JSONWriter) -> Void
+    ) {
+        writer.raw(then: format)
+        put(token, into: &writer)
+        put(String(time), into: &writer)
+        put(level, into: &writer)
+        put(source, into: &writer)
+        put(app, into: &writer)
+        put(title, into: &writer)
+        put(body, into: &writer)
+        put(category, into: &writer)
+        put(tags, into: &writer)
+        writer.raw(field)
+        let (summary, parts) = record(&writer)
+        writer.raw(field)
+        input(&writer)
+        put(summary, into: &writer)
+        writer.raw(field)
+        writer.raw(decimal: maxEvents)
+        writer.raw(field)
+        writer.raw(decimal: maxBytes)
+        put(parts?.timeout, into: &writer)
+        put(parts?.dedupKey, into: &writer)
+        put(parts?.droppedBy, into: &writer)
+        writer.raw(end)
+    }
+
+    /// A field after its separator. (The writer a parameter, not a captured variable,
+    /// whose every access would be checked.)
+    private static func put(_ value: String?, into writer: inout JSONWriter) {
+        if let value { writer.raw(field, then: value) } else { writer.raw(field, absent) }
     }
 
     /// Appends `row` as one line; returns the spool's size after it, or `nil` when it

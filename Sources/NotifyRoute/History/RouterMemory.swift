@@ -203,22 +203,20 @@ public final class RouterMemory: Sendable {
     /// sooner when many records wait.
     package var spooledBytes: Int { spooling.withLock(\.size) }
 
-    /// Appends `row` to the spool through the descriptor kept open; the spool's size after
-    /// it, or `nil` when not spooling or the append failed (the caller records the row itself).
+    /// Appends `line` (a record's, at `time`) to the spool through the descriptor kept open;
+    /// the spool's size after it, or `nil` when not spooling or the append failed (the caller
+    /// records the row itself).
     /// In a ``StateBatch`` (a daemon's `send`), the line waits in a buffer that the batch's
     /// commit writes, with the lines of the other events routed meanwhile, before any of
     /// their answers is published: the spool's size is then 0.
-    private func spoolKeptOpen(_ row: HistorySpool.Row) -> Int? {
-        guard spoolingEnabled.load(ordering: .acquiring) else { return nil }
+    private func spoolKeptOpen(line: UnsafeBufferPointer<UInt8>, time: Double) -> Int? {
         let batch = StateBatch.joined
-        // Made before the lock, which concurrent records wait for.
-        let line = row.line()
         var join = false
         let size = spooling.withLock { state -> Int? in
             guard state.enabled else { return nil }
             if let batch {
                 state.buffer.append(contentsOf: line)
-                state.times.append(row.time)
+                state.times.append(time)
                 if !state.joined.contains(ObjectIdentifier(batch)) {
                     state.joined.append(ObjectIdentifier(batch))
                     join = true
@@ -227,7 +225,7 @@ public final class RouterMemory: Sendable {
             }
             // After what waits in the buffer: the spool keeps the order of the records.
             let buffered = state.buffer
-            guard let size = write(&state, buffered + line) else { return nil }
+            guard let size = write(&state, buffered + Array(line)) else { return nil }
             state.emptyBuffer()
             return size
         }
@@ -273,7 +271,7 @@ public final class RouterMemory: Sendable {
         }
     }
 
-    /// Writes the lines the buffer holds (``spoolKeptOpen(_:)``): into history.db when there
+    /// Writes the lines the buffer holds (``spoolKeptOpen(line:time:)``): into history.db when there
     /// are ``insertedLines`` or more and it is free, else to the spool; what can be written
     /// to neither is recorded in history.db directly. Folds at once past ``spoolFoldBytes``.
     ///
@@ -428,17 +426,35 @@ public final class RouterMemory: Sendable {
     func record(_ report: DeliveryReport, input: NotificationEvent, settings: HistorySettings, now: Date, keep: Bool) {
         let held = report.outcomes.contains { if case .suppressed(.paused) = $0.status { true } else { false } }
         guard keep || held else { return }
-        let inputJSON = IngestInput.json(input)
-        let record = keep ? HistoryRecord.stored(report, time: now) : nil
         let event = report.event
-        let row = HistorySpool.Row(
-            token: HistorySpool.Row.token(), time: now.timeIntervalSince1970, level: event.level.rawValue, source: event.source,
-            app: event.app, title: event.title, body: event.body, category: event.category,
-            tags: KeyBuilder.join(event.tags.sorted(), separator: "\u{1F}"), record: record?.record ?? "", input: inputJSON,
-            summary: record?.summary ?? "", maxEvents: settings.maxEvents, maxBytes: settings.maxBytes, parts: record?.parts)
-        if keep && !held, let size = spoolKeptOpen(row) {
-            if size >= Self.spoolFoldBytes { foldSpooledRecords() }
-            return
+        let tags = KeyBuilder.join(event.tags.sorted(), separator: "\u{1F}")
+        let row: HistorySpool.Row
+        if keep && !held && spoolingEnabled.load(ordering: .acquiring) {
+            // The daemon's line, its record and input written in place; made before the
+            // spooling lock, which concurrent records wait for.
+            var line = JSONWriter(capacity: 384 + event.title.utf8.count + (event.body?.utf8.count ?? 0))
+            HistorySpool.writeLine(
+                into: &line, token: HistorySpool.Row.token(), time: now.timeIntervalSince1970, level: event.level.rawValue,
+                source: event.source, app: event.app, title: event.title, body: event.body, category: event.category, tags: tags,
+                maxEvents: settings.maxEvents, maxBytes: settings.maxBytes,
+                record: { writer in HistoryRecord.writeStored(report, time: now, into: &writer) },
+                input: { writer in IngestInput.write(input, into: &writer) })
+            if let size = line.withBytes({ spoolKeptOpen(line: $0, time: now.timeIntervalSince1970) }) {
+                if size >= Self.spoolFoldBytes { foldSpooledRecords() }
+                return
+            }
+            // Not spooled: recorded below, from the line's fields.
+            guard let spooled = line.withBytes({ HistorySpool.Row(line: ArraySlice($0.dropLast())) }) else {
+                return notice("history: this event is not in the history")
+            }
+            row = spooled
+        } else {
+            let record = keep ? HistoryRecord.stored(report, time: now) : nil
+            row = HistorySpool.Row(
+                token: HistorySpool.Row.token(), time: now.timeIntervalSince1970, level: event.level.rawValue, source: event.source,
+                app: event.app, title: event.title, body: event.body, category: event.category, tags: tags,
+                record: record?.record ?? "", input: IngestInput.json(input), summary: record?.summary ?? "",
+                maxEvents: settings.maxEvents, maxBytes: settings.maxBytes, parts: record?.parts)
         }
         if keep && !held && !keepsOpen && connection.withLock({ $0 == nil }) && marker.rulesOut(at: now),
            let size = spool.append(row) {
@@ -463,7 +479,7 @@ public final class RouterMemory: Sendable {
                     if !marker.exists { try connection.markControls(marker) }
                     if held {
                         try connection.statement(.insertHeld).bind(
-                            .real(now.timeIntervalSince1970), .text(event.level.rawValue), Self.text(event.source), .text(inputJSON)
+                            .real(now.timeIntervalSince1970), .text(event.level.rawValue), Self.text(event.source), .text(row.input)
                         ).run()
                         // A pause left on for weeks holds at most as many events as the history keeps.
                         try connection.statement(.boundHeld).bind(.integer(settings.maxEvents)).run()
