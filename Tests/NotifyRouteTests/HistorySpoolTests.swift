@@ -387,6 +387,34 @@ import Testing
         }
     }
 
+    /// A daemon's batch splits into the fields its rows had, whatever the bytes around the
+    /// marks: non-ASCII text (whose bytes have the top bit, as the marks do), absent and
+    /// empty values, fields that end on and off an eight-byte boundary.
+    @Test func aBatchOfLinesSplitsIntoTheFieldsOfItsRows() throws {
+        let texts = ["", "a", "ÿ\u{FFFD}\u{7FF}", "Disk full 😀", "1234567", "12345678", "123456789", String(repeating: "é", count: 13)]
+        var rows: [HistorySpool.Row] = []
+        for (index, text) in texts.enumerated() {
+            rows.append(HistorySpool.Row(
+                token: HistorySpool.Row.token(), time: 1_790_000_000.125 + Double(index), level: "info", source: index % 2 == 0 ? nil : text,
+                app: text, title: text + "!", body: index % 3 == 0 ? nil : text, category: index % 2 == 1 ? nil : text, tags: text,
+                record: "{\"x\":\"\(text)\"}", input: "{}", summary: text, maxEvents: 10 + index, maxBytes: 8192,
+                parts: index % 2 == 0 ? nil : HistoryRecord.Parts(timeout: text, dedupKey: "k" + text, droppedBy: index % 4 == 1 ? nil : text)))
+        }
+        let buffer = rows.flatMap { $0.line() }
+        try buffer.withUnsafeBufferPointer { bytes in
+            let lines = HistorySpool.Buffered(bytes, times: rows.map(\.time))
+            try #require(lines.count == rows.count)
+            for (line, row) in rows.enumerated() {
+                let fields: [String?] = [
+                    HistorySpool.format, row.token, String(row.time), row.level, row.source, row.app, row.title, row.body, row.category,
+                    row.tags, row.record, row.input, row.summary, String(row.maxEvents), String(row.maxBytes), row.parts?.timeout,
+                    row.parts?.dedupKey, row.parts?.droppedBy]
+                #expect((0..<HistorySpool.fieldCount).map { lines.text(line, $0) } == fields, "line \(line)")
+                #expect(lines.bytes(ofLine: line) == row.bytes)
+            }
+        }
+    }
+
     /// A line an earlier notify-route appended (format 1: fifteen fields, the whole record)
     /// is folded beside the lines of this one, and reads back as it was recorded.
     @Test func aLineOfTheFirstFormatIsFolded() throws {

@@ -287,19 +287,42 @@ struct HistorySpool {
         init(_ bytes: UnsafeBufferPointer<UInt8>, times: [Double]) {
             self.bytes = bytes
             self.times = times
+            var fields: [(start: Int, count: Int)] = []
             fields.reserveCapacity(times.count * HistorySpool.fieldCount)
+            defer { self.fields = fields }
             guard let base = bytes.baseAddress else { return }
-            var start = 0
-            while start < bytes.count {
-                let found = memchr(base + start, Int32(HistorySpool.field), bytes.count - start)
-                let separator = found.map { UnsafeRawPointer(base).distance(to: $0) } ?? bytes.count
-                // The last field of a line ends with the line.
-                let lineEnd = memchr(base + start, Int32(HistorySpool.end), min(separator, bytes.count) - start)
-                let end = lineEnd.map { UnsafeRawPointer(base).distance(to: $0) } ?? separator
-                let count = end - start
-                fields.append(count == 1 && base[start] == HistorySpool.absent ? (start, -1) : (start, count))
-                start = end + 1
+            let count = bytes.count
+            var start = 0, index = 0
+            // One pass, eight bytes at a time, for the bytes from 0xFD up, which only the
+            // marks are (two `memchr` a field, for its separator and the line's end, cost
+            // three times the instructions). A byte's top bit and whether its low seven
+            // bits reach 0x7D, without a carry into the next byte.
+            let low: UInt64 = 0x7F7F_7F7F_7F7F_7F7F, threes: UInt64 = 0x0303_0303_0303_0303
+            let tops: UInt64 = 0x8080_8080_8080_8080
+            while index < count {
+                if index + 8 <= count {
+                    let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                    let marks = ((word & low) &+ threes) & word & tops
+                    if marks == 0 {
+                        index += 8
+                        continue
+                    }
+                    index += marks.trailingZeroBitCount / 8
+                }
+                let byte = base[index]
+                if byte == HistorySpool.field || byte == HistorySpool.end {
+                    Self.add(start..<index, of: base, to: &fields)
+                    start = index + 1
+                }
+                index += 1
             }
+            // The last field of a line ends with the line.
+            if start < count { Self.add(start..<count, of: base, to: &fields) }
+        }
+
+        private static func add(_ range: Range<Int>, of base: UnsafePointer<UInt8>, to fields: inout [(start: Int, count: Int)]) {
+            let absent = range.count == 1 && base[range.lowerBound] == HistorySpool.absent
+            fields.append((range.lowerBound, absent ? -1 : range.count))
         }
 
         var count: Int { times.count }
