@@ -387,6 +387,23 @@ import Testing
         }
     }
 
+    /// A line spells its time to the microsecond (within half of one when read back); one
+    /// outside what that spelling holds, as Swift spells a Double.
+    @Test func aLinesTimeReadsBackToTheMicrosecond() throws {
+        for time in [0, 0.000_001, 1_790_000_000.123_456_789, 1_790_000_000.999_999_6, 1_790_000_000.000_000_2, -5.25, 1e300] {
+            let row = HistorySpool.Row(
+                token: "1", time: time, level: "info", source: nil, app: "a", title: "t", body: nil, category: nil, tags: "",
+                record: "{}", input: "{}", summary: "no sink", maxEvents: 1, maxBytes: 1)
+            let read = try #require(HistorySpool.Row(line: row.line().dropLast()))
+            #expect(abs(read.time - time) <= 0.000_000_5, "\(time) read back as \(read.time)")
+            if time < 0 || time > 1e10 { #expect(read.time == time) }
+        }
+        let line = HistorySpool.Row(
+            token: "1", time: 1_790_000_000.000_25, level: "info", source: nil, app: "a", title: "t", body: nil, category: nil,
+            tags: "", record: "{}", input: "{}", summary: "", maxEvents: 1, maxBytes: 1).line()
+        #expect(String(decoding: line, as: UTF8.self).contains("1790000000.000250"))
+    }
+
     /// A daemon's batch splits into the fields its rows had, whatever the bytes around the
     /// marks: non-ASCII text (whose bytes have the top bit, as the marks do), absent and
     /// empty values, fields that end on and off an eight-byte boundary.
@@ -405,8 +422,9 @@ import Testing
             let lines = HistorySpool.Buffered(bytes, times: rows.map(\.time))
             try #require(lines.count == rows.count)
             for (line, row) in rows.enumerated() {
+                #expect(lines.text(line, 2).flatMap(Double.init) == row.time)
                 let fields: [String?] = [
-                    HistorySpool.format, row.token, String(row.time), row.level, row.source, row.app, row.title, row.body, row.category,
+                    HistorySpool.format, row.token, lines.text(line, 2), row.level, row.source, row.app, row.title, row.body, row.category,
                     row.tags, row.record, row.input, row.summary, String(row.maxEvents), String(row.maxBytes), row.parts?.timeout,
                     row.parts?.dedupKey, row.parts?.droppedBy]
                 #expect((0..<HistorySpool.fieldCount).map { lines.text(line, $0) } == fields, "line \(line)")

@@ -102,9 +102,17 @@ package struct JSONWriter {
         separated = false
     }
 
-    /// `value`'s decimal digits, outside JSON.
-    package mutating func raw(decimal value: Int) {
-        storage.reserve(20)
+    /// `value`'s decimal digits, outside JSON; with zeros in front up to `width` digits.
+    package mutating func raw(decimal value: Int, width: Int = 0) {
+        storage.reserve(max(20, width))
+        if value >= 0 {
+            var digits = 1, scale = 10
+            while digits < width && value >= scale {
+                digits += 1
+                scale = scale.multipliedReportingOverflow(by: 10).partialValue
+            }
+            for _ in digits..<max(digits, width) { storage.append(UInt8(ascii: "0")) }
+        }
         storage.count += Self.decimal(value, at: storage.base + storage.count)
         separated = false
     }
@@ -447,4 +455,10 @@ package struct JSONWriter {
         }
         bytes.append(UInt8(ascii: "\""))
     }
+}
+
+/// Text outside JSON, as ``JSONWriter/raw(_:then:)`` copies it: a record's summary is written
+/// into the daemon's spool line by the code that makes it a String elsewhere.
+extension JSONWriter: TextOutputStream {
+    package mutating func write(_ string: String) { raw(then: string) }
 }

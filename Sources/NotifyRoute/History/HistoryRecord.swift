@@ -80,14 +80,14 @@ struct HistoryRecord: Encodable {
             Self.summarize(sink: sink, status: status, reason: detail ?? reason, into: &summary)
         }
 
-        static func summarize(sink: String, status: String, reason: String?, into summary: inout String) {
-            summary += sink
-            summary += " "
-            summary += status
+        static func summarize<Target: TextOutputStream>(sink: String, status: String, reason: String?, into summary: inout Target) {
+            summary.write(sink)
+            summary.write(" ")
+            summary.write(status)
             if let reason {
-                summary += " ("
-                summary += reason
-                summary += ")"
+                summary.write(" (")
+                summary.write(reason)
+                summary.write(")")
             }
         }
     }
@@ -117,48 +117,70 @@ struct HistoryRecord: Encodable {
     /// `tags` column splits back as they were), else its whole ``json()``.
     static func stored(_ report: DeliveryReport, time: Date) -> Stored {
         var writer = JSONWriter(capacity: 256)
-        let (summary, parts) = writeStored(report, time: time, into: &writer)
+        let parts = writeStored(report, time: time, into: &writer)
+        var summary = ""
+        summarize(report, into: &summary)
         return Stored(record: writer.text, summary: summary, parts: parts)
     }
 
     /// ``stored(_:time:)``'s record written at the end of `writer` (a daemon writes it in
-    /// place, in the spool's line); its summary and, for a record in parts, the parts.
-    static func writeStored(_ report: DeliveryReport, time: Date, into writer: inout JSONWriter) -> (summary: String, parts: Parts?) {
+    /// place, in the spool's line); for a record in parts, the parts.
+    static func writeStored(_ report: DeliveryReport, time: Date, into writer: inout JSONWriter) -> Parts? {
         let event = report.event
         guard event.actions.isEmpty, event.fields.isEmpty, event.icon == nil, event.messageID == nil, event.progress == nil,
               event.replaceKey == nil, event.tags.allSatisfy({ !$0.isEmpty && !$0.utf8.contains(0x1F) })
         else {
-            return (writeWhole(report, time: time, into: &writer), nil)
+            writeWhole(report, time: time, into: &writer)
+            return nil
         }
-        var summary = ""
-        writer.object { writer in writeOutcome(report, into: &writer, summary: &summary) }
-        return (Self.summary(report, sinks: summary),
-                Parts(timeout: event.timeout.description, dedupKey: event.dedupKey, droppedBy: report.droppedBy))
+        writer.object { writer in writeOutcome(report, into: &writer) }
+        return Parts(timeout: event.timeout.description, dedupKey: event.dedupKey, droppedBy: report.droppedBy)
+    }
+
+    /// The stored record's ``summary`` (each sink's outcome in words, or what dropped the
+    /// event) into `target`: a daemon writes it in place, in the spool's line.
+    static func summarize<Target: TextOutputStream>(_ report: DeliveryReport, into target: inout Target) {
+        if let droppedBy = report.droppedBy {
+            target.write("dropped by ")
+            target.write(droppedBy)
+            return
+        }
+        var first = true
+        report.outcomes.withUnsafeBufferPointer { outcomes in
+            for index in outcomes.indices {
+                let details = Sink.details(of: outcomes[index].status)
+                if !first { target.write(", ") }
+                first = false
+                Sink.summarize(sink: outcomes[index].sink, status: outcomes[index].status.name, reason: details.detail ?? details.reason,
+                               into: &target)
+            }
+        }
+        if first { target.write("no sink") }
     }
 
     /// ``json()`` and ``summary`` of the record of `report` at `time`, in one pass and
     /// without the record's arrays.
     static func written(_ report: DeliveryReport, time: Date) -> (json: String, summary: String) {
         var writer = JSONWriter(capacity: 768)
-        let summary = writeWhole(report, time: time, into: &writer)
+        writeWhole(report, time: time, into: &writer)
+        var summary = ""
+        summarize(report, into: &summary)
         return (writer.text, summary)
     }
 
-    /// ``written(_:time:)``'s JSON at the end of `writer`; its summary.
-    private static func writeWhole(_ report: DeliveryReport, time: Date, into writer: inout JSONWriter) -> String {
-        var summary = ""
+    /// ``written(_:time:)``'s JSON at the end of `writer`.
+    private static func writeWhole(_ report: DeliveryReport, time: Date, into writer: inout JSONWriter) {
         writer.object { writer in
             writer.member("dropped_by", report.droppedBy)
             writer.key("event")
             report.event.writePayload(into: &writer)
-            writeOutcome(report, into: &writer, summary: &summary)
+            writeOutcome(report, into: &writer)
             HistoryTime.write(time, named: "time", into: &writer)
         }
-        return Self.summary(report, sinks: summary)
     }
 
-    /// `routes`, `rules` and `sinks`; each sink's outcome in words added to `summary`.
-    private static func writeOutcome(_ report: DeliveryReport, into writer: inout JSONWriter, summary: inout String) {
+    /// `routes`, `rules` and `sinks`.
+    private static func writeOutcome(_ report: DeliveryReport, into writer: inout JSONWriter) {
         writer.member("routes", strings: report.matchedRoutes)
         writer.member("rules", strings: report.matchedRules)
         writer.key("sinks")
@@ -170,18 +192,9 @@ struct HistoryRecord: Encodable {
                     let details = Sink.details(of: outcomes[index].status)
                     Sink.write(sink: outcomes[index].sink, status: status, reason: details.reason, detail: details.detail,
                                silence: details.silence, into: &writer)
-                    if report.droppedBy == nil {
-                        if !summary.isEmpty { summary += ", " }
-                        Sink.summarize(sink: outcomes[index].sink, status: status, reason: details.detail ?? details.reason, into: &summary)
-                    }
                 }
             }
         }
-    }
-
-    private static func summary(_ report: DeliveryReport, sinks: String) -> String {
-        if let droppedBy = report.droppedBy { return "dropped by \(droppedBy)" }
-        return sinks.isEmpty ? "no sink" : sinks
     }
 
     /// The bytes ``json()`` writes for a record stored in parts: `outcome` is what the row's

@@ -438,7 +438,8 @@ public final class RouterMemory: Sendable {
                 source: event.source, app: event.app, title: event.title, body: event.body, category: event.category, tags: tags,
                 maxEvents: settings.maxEvents, maxBytes: settings.maxBytes,
                 record: { writer in HistoryRecord.writeStored(report, time: now, into: &writer) },
-                input: { writer in IngestInput.write(input, into: &writer) })
+                input: { writer in IngestInput.write(input, into: &writer) },
+                summary: { writer in HistoryRecord.summarize(report, into: &writer) })
             if let size = line.withBytes({ spoolKeptOpen(line: $0, time: now.timeIntervalSince1970) }) {
                 if size >= Self.spoolFoldBytes { foldSpooledRecords() }
                 return
