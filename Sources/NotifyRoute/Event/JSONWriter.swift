@@ -62,9 +62,6 @@ package struct JSONWriter {
         try body(storage.written)
     }
 
-    /// How many bytes were written.
-    package var count: Int { storage.count }
-
     /// A byte outside JSON (a separator of the spool's lines), after which a value starts afresh.
     package mutating func raw(_ byte: UInt8) {
         storage.append(byte)
