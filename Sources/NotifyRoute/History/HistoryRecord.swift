@@ -140,22 +140,31 @@ struct HistoryRecord: Encodable {
     /// The stored record's ``summary`` (each sink's outcome in words, or what dropped the
     /// event) into `target`: a daemon writes it in place, in the spool's line.
     static func summarize<Target: TextOutputStream>(_ report: DeliveryReport, into target: inout Target) {
-        if let droppedBy = report.droppedBy {
-            target.write("dropped by ")
-            target.write(droppedBy)
-            return
-        }
-        var first = true
         report.outcomes.withUnsafeBufferPointer { outcomes in
-            for index in outcomes.indices {
+            summarize(droppedBy: report.droppedBy, sinks: outcomes.count, into: &target) { index, target in
                 let details = Sink.details(of: outcomes[index].status)
-                if !first { target.write(", ") }
-                first = false
                 Sink.summarize(sink: outcomes[index].sink, status: outcomes[index].status.name, reason: details.detail ?? details.reason,
                                into: &target)
             }
         }
-        if first { target.write("no sink") }
+    }
+
+    /// What dropped the event, else each of `count` sinks' outcome in words (`sink` writes
+    /// one), else that there was no sink: the one spelling of a summary, stored or rebuilt.
+    private static func summarize<Target: TextOutputStream>(
+        droppedBy: String?, sinks count: Int, into target: inout Target, sink: (Int, inout Target) -> Void
+    ) {
+        if let droppedBy {
+            target.write("dropped by ")
+            target.write(droppedBy)
+        } else if count == 0 {
+            target.write("no sink")
+        } else {
+            for index in 0..<count {
+                if index > 0 { target.write(", ") }
+                sink(index, &target)
+            }
+        }
     }
 
     /// ``json()`` and ``summary`` of the record of `report` at `time`, in one pass and
@@ -231,13 +240,9 @@ struct HistoryRecord: Encodable {
     var summary: String { Self.summary(droppedBy: droppedBy, sinks: sinks) }
 
     static func summary(droppedBy: String?, sinks: [Sink]) -> String {
-        if let droppedBy { return "dropped by \(droppedBy)" }
         var summary = ""
-        for sink in sinks {
-            if !summary.isEmpty { summary += ", " }
-            sink.summarize(into: &summary)
-        }
-        return summary.isEmpty ? "no sink" : summary
+        summarize(droppedBy: droppedBy, sinks: sinks.count, into: &summary) { index, summary in sinks[index].summarize(into: &summary) }
+        return summary
     }
 
     /// The record as `history --json` prints it: the bytes its `Encodable` form gives

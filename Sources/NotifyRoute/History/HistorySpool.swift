@@ -98,13 +98,8 @@ struct HistorySpool {
         private static let tokenCount = Atomic<UInt64>(0)
 
         func line() -> [UInt8] {
-            // The parts' three separators and, for a whole record, their absent marks; the
-            // two bounds' digits, 20 bytes each at most.
-            var capacity = 100 + token.utf8.count + level.utf8.count + (source?.utf8.count ?? 0) + app.utf8.count
-            capacity += title.utf8.count + (body?.utf8.count ?? 0) + (category?.utf8.count ?? 0) + tags.utf8.count
-            capacity += record.utf8.count + input.utf8.count + summary.utf8.count
-            if let parts { capacity += parts.timeout.utf8.count + parts.dedupKey.utf8.count + (parts.droppedBy?.utf8.count ?? 0) }
-            var writer = JSONWriter(capacity: capacity)
+            // A one-shot send's line, once a process: the writer grows as it needs.
+            var writer = JSONWriter(capacity: 512)
             HistorySpool.writeLine(
                 into: &writer, token: token, time: time, level: level, source: source, app: app, title: title, body: body,
                 category: category, tags: tags, maxEvents: maxEvents, maxBytes: maxBytes,
