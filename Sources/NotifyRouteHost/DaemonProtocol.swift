@@ -108,7 +108,7 @@ public enum DaemonProtocol {
                 throw ProtocolError("unknown request \"\(kindText)\"; one of: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             var request = Request(kind: kind)
-            request.id = try integer(idValue.map(JSONValue.init), "id")
+            request.id = try integer(idValue, "id", in: line)
             request.eventObject = event
             if let sinks = sinksValue {
                 guard case .array(let items) = sinks else { throw ProtocolError("\"sinks\": expected an array of sink names") }
@@ -126,7 +126,7 @@ public enum DaemonProtocol {
                 guard case .string(let text) = key else { throw ProtocolError("\"replace_key\": expected a string") }
                 request.replaceKey = text
             }
-            request.waitFor = try integer(forValue.map(JSONValue.init), "for")
+            request.waitFor = try integer(forValue, "for", in: line)
             switch kind {
             case .send where request.eventObject == nil: throw ProtocolError("a send needs an \"event\" object (the ingest schema)")
             case .close where request.replaceKey == nil: throw ProtocolError("a close needs a \"replace_key\"")
@@ -136,12 +136,26 @@ public enum DaemonProtocol {
             return request
         }
 
-        private static func integer(_ value: JSONValue?, _ key: String) throws(ProtocolError) -> Int? {
+        /// The largest integer a request may carry: fifteen digits, exact in any client's doubles.
+        public static let maximumInteger = 999_999_999_999_999
+
+        /// A member that is a whole number written as digits alone, from 0 to ``maximumInteger``:
+        /// a sign, a fraction or an exponent is refused with the member and its column.
+        private static func integer(_ value: JSONLine?, _ key: String, in line: some Collection<UInt8>) throws(ProtocolError) -> Int? {
+            let found: String
             switch value {
             case nil, .null?: return nil
-            case .number(let number)? where number.rounded() == number && abs(number) < 1e15: return Int(number)
-            default: throw ProtocolError("\"\(key)\": expected an integer")
+            case .number(let text)?:
+                if text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                   let number = Int(text.count <= 15 ? text : ""), number <= maximumInteger {
+                    return number
+                }
+                // A client may send a million digits: the message quotes a few.
+                found = "the number " + (text.count > 24 ? "\(text.prefix(16))… (\(text.count) characters)" : text)
+            case let other?: found = other.kindDescription
             }
+            let column = JSONLine.column(of: [key], in: Array(line)).map { " (column \($0))" } ?? ""
+            throw ProtocolError("\"\(key)\": expected a whole number from 0 to \(maximumInteger), found \(found)\(column)")
         }
 
         private static func flag(_ value: JSONValue?, _ key: String) throws(ProtocolError) -> Bool {

@@ -24,7 +24,7 @@ struct DaemonProtocolTests {
         (#"{"request":"close"}"#, "needs a \"replace_key\""),
         (#"{"request":"wait"}"#, "needs \"for\""),
         (#"{"request":"send","event":{},"sinks":"desktop"}"#, "expected an array of sink names"),
-        (#"{"request":"send","event":{},"id":1.5}"#, "\"id\": expected an integer"),
+        (#"{"request":"send","event":{},"id":1.5}"#, "\"id\": expected a whole number from 0 to 999999999999999, found the number 1.5 (column 35)"),
         (#"{"request":"send","event":{},"wait":"yes"}"#, "expected true or false"),
         (#"{"request":"status","extra":1}"#, "unknown key \"extra\""),
         (#"{"id":1}"#, "missing \"request\""),

@@ -42,7 +42,7 @@ struct PlainRequestTests {
         #"{"request":"send","sinks":["counting"],"event":{"title":"event 3-4999","source":"load"}}"#,
         #"{"request":"send","sinks":["counting"],"event":{"title":"Database down","source":"db","level":"error"}}"#,
         #" { "id" : 7 , "request" : "send" , "event" : { "title" : "Disk full" , "body" : "92% on /" , "tags" : [ "ops" , "disk" ] } , "wait" : true } "#,
-        #"{"dry_run":true,"event":{"app":"backup","body":null,"category":"x","dedup_key":"d","icon":"i","level":"warning","message_id":"m","replace_key":"r","source":"s","tags":[],"timeout":"1500ms","title":"Été ☀"},"id":-3,"request":"send"}"#,
+        #"{"dry_run":true,"event":{"app":"backup","body":null,"category":"x","dedup_key":"d","icon":"i","level":"warning","message_id":"m","replace_key":"r","source":"s","tags":[],"timeout":"1500ms","title":"Été ☀"},"id":3,"request":"send"}"#,
         #"{"request":"close","replace_key":"upload","id":0}"#,
         #"{"request":"wait","for":12,"id":13}"#,
         #"{"request":"status"}"#,

@@ -53,6 +53,21 @@ package enum JSONLine: Sendable {
         }
     }
 
+    /// The 1-based column (in Unicode scalars) where the value at `path` starts in a line
+    /// that parses, as ``SyntaxError/column`` counts: `["event", "progress"]` is the event's
+    /// `progress`. For error messages only; `nil` when the line has no such member.
+    package static func column(of path: [String], in bytes: [UInt8]) -> Int? {
+        var parser = Parser(bytes: bytes)
+        var remaining = path[...]
+        parser.skipWhitespace()
+        while let key = remaining.popFirst() {
+            guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "{"),
+                  (try? parser.seekMember(key)) == true
+            else { return nil }
+        }
+        return String(decoding: bytes[..<parser.index], as: UTF8.self).unicodeScalars.count + 1
+    }
+
     private struct Parser {
         struct Failure: Error {
             var message: String
@@ -128,6 +143,25 @@ package enum JSONLine: Sendable {
                 if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
                 if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(entries) }
                 throw fail("expected \",\" or \"}\" after a value")
+            }
+        }
+
+        /// At an object's `{`: moves to the start of `key`'s value, or says there is none.
+        mutating func seekMember(_ key: String) throws(Failure) -> Bool {
+            index += 1
+            while true {
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return false }
+                let name = try string()
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return false }
+                index += 1
+                skipWhitespace()
+                if name == key { return true }
+                _ = try value(depth: 1)
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ",") else { return false }
+                index += 1
             }
         }
 

@@ -93,22 +93,23 @@ package struct PlainJSONReader: ~Copyable {
         return nil
     }
 
-    /// A whole number of up to fifteen digits (what an integer of the protocol may be),
-    /// or `.some(nil)` for `null`. Leading zeros, fractions and exponents are left to the tree.
+    /// A whole number from 0 to 999,999,999,999,999 (what an integer of the protocol may
+    /// be), or `.some(nil)` for `null`. A sign, more digits, leading zeros, fractions and
+    /// exponents are left to the tree, which says what is wrong with them.
     package mutating func integerOrNull() -> Int?? {
         if take("null") { return .some(nil) }
-        let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
-        if negative { index += 1 }
         let start = index
         var value = 0
         while index < bytes.count, case let digit = bytes[index] &- UInt8(ascii: "0"), digit < 10 {
+            // Stop before the value could overflow: a line of a million digits is any client's to send.
+            guard index - start < 15 else { return nil }
             value = value * 10 + Int(digit)
             index += 1
         }
         let digits = index - start
-        guard digits > 0, digits <= 15, digits == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
+        guard digits > 0, digits == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] | 0x20 == UInt8(ascii: "e") { return nil }
-        return .some(negative ? -value : value)
+        return .some(value)
     }
 
     /// An array of strings.
