@@ -159,7 +159,8 @@ public final class DaemonClient {
             }
             daemonPID = hello.pid
             daemonConfig = hello.config
-            if let limit = hello.answerWithinMS { answerLimit = .milliseconds(limit) + Self.helloLimit }
+            // Bounded: a negative or absurd limit from another daemon neither ends every wait at once nor never.
+            if let limit = hello.answerWithinMS { answerLimit = .milliseconds(min(max(limit, 0), 86_400_000)) + Self.helloLimit }
         } catch {
             close(fd)
             fd = -1

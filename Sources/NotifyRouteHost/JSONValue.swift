@@ -52,6 +52,13 @@ public enum JSONValue: Codable, Hashable, Sendable {
     public var number: Double? {
         if case .number(let value) = self { value } else { nil }
     }
+
+    /// A whole number that fits `Int`, or `nil`: what a daemon's counts are read as, so that
+    /// a hostile or newer daemon's numbers (`1e300`, `-0.5`) never trap a client.
+    public var integer: Int? {
+        guard case .number(let value) = self, value.rounded() == value, abs(value) < 0x1p62 else { return nil }
+        return Int(value)
+    }
 }
 
 extension JSONValue {

@@ -154,6 +154,75 @@ struct DaemonTests {
         #expect(daemon.exitStatus() == nil, "the daemon is still running")
     }
 
+    /// Every integer a request carries is bounded: digits past what fits, a sign, a fraction
+    /// or an exponent get an error answer that names the member and its column (exit 64),
+    /// and the daemon goes on answering this client and others.
+    @Test func aRequestsNumbersCannotKillTheDaemon() throws {
+        let daemon = try DaemonProcess.start(config: try Self.config())
+        defer { daemon.stop() }
+        let hostile = try RawDaemonConnection(path: daemon.socketPath)
+        try hostile.write("{\"hello\":\"notify-route\",\"version\":1}\n")
+        _ = try hostile.readAnswer()
+        let digits = String(repeating: "9", count: 40)
+        for (line, member, column) in [
+            (#"{"request":"status","id":\#(digits)}"#, "id", 26),
+            (#"{"id":99999999999999999999,"request":"send","event":{"title":"x"}}"#, "id", 7),
+            (#"{"id":-1,"request":"status"}"#, "id", 7),
+            (#"{"id":1.5,"request":"status"}"#, "id", 7),
+            (#"{"id":1e400,"request":"status"}"#, "id", 7),
+            (#"{"id":"7","request":"status"}"#, "id", 7),
+            (#"{"request":"wait","for":18446744073709551616}"#, "for", 25),
+            (#"{"request":"wait","for":-9223372036854775809}"#, "for", 25),
+        ] {
+            try hostile.write(line + "\n")
+            let answer = try #require(try hostile.readAnswer(), "no answer to \(line): \(daemon.log)")
+            let error = answer["error"] as? String ?? ""
+            #expect(error.hasPrefix("\"\(member)\": expected a whole number"), "\(line): \(answer)")
+            #expect(error.contains("(column \(column))"), "\(line): \(answer)")
+            #expect(answer["exit"] as? Int == 64, "\(line): \(answer)")
+        }
+        try hostile.write("{\"id\":999999999999999,\"request\":\"status\"}\n")
+        #expect(try hostile.readAnswer()?["id"] as? Int == 999_999_999_999_999, "the largest id is answered")
+        let other = try ProcessRunner.notifyRoute(["status", "--json", "--socket", daemon.socketPath], environment: daemon.environment)
+        #expect(other.status == 0, "\(other.standardError) \(daemon.log)")
+        #expect(daemon.exitStatus() == nil, "the daemon is still running: \(daemon.log)")
+    }
+
+    /// A daemon's numbers are another process's: `status` reads a hostile or newer daemon's
+    /// hello and answer (numbers past any integer, negative, fractional) without trapping:
+    /// a greeting it cannot read is refused in words (69), counts it cannot read show as `?`.
+    @Test func statusReadsAHostileDaemonsNumbersWithoutTrapping() async throws {
+        let directory = try TestEnvironment.temporaryDirectory("hostile-daemon")
+        let socket = directory.appendingPathComponent("socket").path
+        let script = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(sys.argv[1]); s.listen(2)
+            for hello in (b'{"hello":"notify-route","version":1,"pid":1e300,"answer_within_ms":-99999999999999999999}\\n',
+                          b'{"hello":"notify-route","version":1,"answer_within_ms":-5}\\n'):
+                c, _ = s.accept()
+                f = c.makefile("rwb")
+                f.readline()
+                f.write(hello); f.flush()
+                if f.readline():
+                    f.write(b'{"exit":0,"id":1,"status":{"pid":1e300,"uptime_seconds":-0.5,"in_flight":1e400,"config":"x",'
+                            b'"sinks":{"journal":{"delivered":1e300,"failed":-1e300}},"queues":{"journal":{"depth":1e300}},'
+                            b'"pause":{"below":"error","since":"now","held":1e300},'
+                            b'"held":[{"sink":"s","route":"r","held":-7.5,"kind":"k","sources":{"a":1e300}}],'
+                            b'"groups":[{"name":"g","count":1e300,"pending":-1e300}],"groups_open":1e300}}\\n'); f.flush()
+                c.close()
+            """
+        async let server = PrivateJournal.offPool { try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, socket], timeLimit: .seconds(60)) }
+        for _ in 0..<1000 where !FileManager.default.fileExists(atPath: socket) { try await Task.sleep(for: .milliseconds(10)) }
+        let refused = try await PrivateJournal.offPool { try ProcessRunner.notifyRoute(["status", "--socket", socket], timeLimit: .seconds(20)) }
+        #expect(refused.status == 69, "exit \(refused.status): \(refused.standardError)")
+        #expect(refused.standardError.contains("answered the greeting with"), "\(refused.standardError)")
+        let status = try await PrivateJournal.offPool { try ProcessRunner.notifyRoute(["status", "--socket", socket], timeLimit: .seconds(20)) }
+        #expect(status.status == 0, "exit \(status.status): \(status.standardError)")
+        #expect(status.standardOutput.contains("journal: delivered ?, failed ?"), "\(status.standardOutput)")
+        #expect(try await server.status == 0)
+    }
+
     @Test func aSecondServeOnTheSameSocketRefuses() throws {
         let daemon = try DaemonProcess.start(config: try Self.config())
         defer { daemon.stop() }

@@ -59,10 +59,10 @@ struct ResumeCommand: AsyncParsableCommand {
                 Console.error("resume: \(error)")
                 throw ExitCode(answer.exit ?? ExitStatus.configError.rawValue)
             }
-            if case .number(let held)? = answer.status?["held"] {
+            if let held = answer.status?["held"]?.integer {
                 var summarised = false
                 if case .bool(true)? = answer.status?["summarised"] { summarised = true }
-                Console.error(Self.said(Int(held), summarised: summarised))
+                Console.error(Self.said(held, summarised: summarised))
             }
             throw ExitCode(answer.exit ?? 0)
         }

@@ -84,7 +84,7 @@ struct Status: AsyncParsableCommand {
         func field(_ key: String) -> String {
             switch status[key] {
             case .string(let text)?: text
-            case .number(let number)?: number.rounded() == number ? String(Int(number)) : String(number)
+            case .number(let number)?: status[key]?.integer.map(String.init) ?? String(number)
             default: "?"
             }
         }
@@ -94,11 +94,11 @@ struct Status: AsyncParsableCommand {
             for (name, counts) in sinks.sorted(by: { $0.key < $1.key }) {
                 guard case .object(let values) = counts else { continue }
                 let parts = values.sorted(by: { $0.key < $1.key }).map { key, value in
-                    if case .number(let number) = value { "\(key) \(Int(number))" } else { "\(key) ?" }
+                    "\(key) \(value.integer.map(String.init) ?? "?")"
                 }
                 var line = "  \(name): " + parts.joined(separator: ", ")
                 if case .object(let queue)? = status["queues"]?[name] {
-                    if case .number(let depth)? = queue["depth"] { line += "; \(Int(depth)) queued now" }
+                    if let depth = queue["depth"]?.integer { line += "; \(depth) queued now" }
                     if queue["pending"] == .bool(true) { line += "; still finishing" }
                 }
                 lines.append(line)
@@ -117,18 +117,18 @@ struct Status: AsyncParsableCommand {
                 let sources: String
                 if case .object(let counts)? = entry["sources"] {
                     sources = counts.sorted { $0.key < $1.key }.map { key, value in
-                        if case .number(let number) = value { "\(key) \(Int(number))" } else { key }
+                        value.integer.map { "\(key) \($0)" } ?? key
                     }.joined(separator: ", ")
                 } else {
                     sources = ""
                 }
-                lines.append("  \(entry["sink"]?.string ?? "?") via \(entry["route"]?.string ?? "?"): \(Int(entry["held"]?.number ?? 0)) by \(entry["kind"]?.string ?? "?")"
+                lines.append("  \(entry["sink"]?.string ?? "?") via \(entry["route"]?.string ?? "?"): \((entry["held"]?.integer ?? 0)) by \(entry["kind"]?.string ?? "?")"
                     + " (highest \(entry["highest"]?.string ?? "?"); \(sources))")
             }
         }
         if case .object(let pause)? = status["pause"] {
             lines.append("paused: events below \(pause["below"]?.string ?? "?") held since \(pause["since"]?.string ?? "?")"
-                + (pause["until"]?.string.map { " until \($0)" } ?? " until resume") + ", \(Int(pause["held"]?.number ?? 0)) held")
+                + (pause["until"]?.string.map { " until \($0)" } ?? " until resume") + ", \((pause["held"]?.integer ?? 0)) held")
         }
         if case .array(let silences)? = status["silences"], !silences.isEmpty {
             lines.append("silences:")
@@ -144,7 +144,7 @@ struct Status: AsyncParsableCommand {
                 if case .object(let values)? = inhibition["equal"], !values.isEmpty {
                     equal = " with " + values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.string ?? "")" }.joined(separator: " ")
                 }
-                lines.append("  rule \(Int(inhibition["rule"]?.number ?? 0)) holds back \(inhibition["inhibits"]?.string ?? "?")\(equal)"
+                lines.append("  rule \((inhibition["rule"]?.integer ?? 0)) holds back \(inhibition["inhibits"]?.string ?? "?")\(equal)"
                     + " until \(inhibition["until"]?.string ?? "?")" + (inhibition["replace_key"]?.string.map { " (or close -r \($0))" } ?? ""))
             }
         }
@@ -155,14 +155,14 @@ struct Status: AsyncParsableCommand {
     private static func pendingLines(_ status: JSONValue) -> [String] {
         var lines: [String] = []
         func more(_ listed: Int, _ key: String) {
-            let total = Int(status[key]?.number ?? 0)
+            let total = (status[key]?.integer ?? 0)
             if total > listed { lines.append("  … and \(total - listed) more") }
         }
         if case .array(let groups)? = status["groups"], !groups.isEmpty {
             lines.append("open groups:")
             for group in groups {
                 lines.append("  \(group["name"]?.string ?? "?") on \(group["sink"]?.string ?? "?") via \(group["route"]?.string ?? "?"): "
-                    + "\(Int(group["count"]?.number ?? 0)) events, \(Int(group["pending"]?.number ?? 0)) not shown yet, next at \(group["due"]?.string ?? "?")")
+                    + "\((group["count"]?.integer ?? 0)) events, \((group["pending"]?.integer ?? 0)) not shown yet, next at \(group["due"]?.string ?? "?")")
             }
             more(groups.count, "groups_open")
         }
@@ -172,7 +172,7 @@ struct Status: AsyncParsableCommand {
                 let sinks: String = if case .array(let names)? = timer["sinks"] { names.compactMap(\.string).joined(separator: ", ") } else { "?" }
                 let key = timer["replace_key"]?.string.map { " (replace key \($0))" } ?? ""
                 let what = timer["kind"]?.string == "escalate"
-                    ? "escalates to \(sinks) at \(timer["due"]?.string ?? "?")" + (Int(timer["sent"]?.number ?? 0) > 0 ? ", escalated \(Int(timer["sent"]?.number ?? 0)) times" : "")
+                    ? "escalates to \(sinks) at \(timer["due"]?.string ?? "?")" + ((timer["sent"]?.integer ?? 0) > 0 ? ", escalated \((timer["sent"]?.integer ?? 0)) times" : "")
                     : "shown again on \(sinks) at \(timer["due"]?.string ?? "?")"
                 lines.append("  \(timer["title"]?.string ?? "?")\(key) via \(timer["route"]?.string ?? "?"): \(what)")
             }
