@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // HTTP for the network sinks (Alertmanager, webhooks): keep-alive pools, deadlines, TLS.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // Already under async-http-client; named so that a refused certificate is told from a dropped connection.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // Only for `swift package generate-documentation`; it adds no code to any target.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -94,6 +96,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Plugins/Network/NotifyRouteNetwork"
         ),
@@ -199,13 +202,13 @@ let package = Package(
             path: "Tests/Benchmarks/notify-route-bench"
         ),
 
-        // MARK: Fuzzing (Tests/Fuzz/run.sh builds them with -sanitize=fuzzer; a plain build replays files).
+        // MARK: Fuzzing: one executable for every target (Tests/Fuzz/run.sh builds it with
+        // -sanitize=fuzzer; a plain build replays files: `notify-route-fuzz TARGET PATH...`).
         .executableTarget(
-            name: "fuzz-config",
-            dependencies: ["NotifyRoute", "NotifyRouteTerminal", "NotifyRouteDesktop", "NotifyRouteJournal", "NotifyRouteExec"],
-            path: "Tests/Fuzz/fuzz-config"
+            name: "notify-route-fuzz",
+            dependencies: ["NotifyRoute", "NotifyRouteHost", "NotifyRouteTerminal", "NotifyRouteDesktop", "NotifyRouteJournal", "NotifyRouteExec"],
+            path: "Tests/Fuzz/notify-route-fuzz"
         ),
-        .executableTarget(name: "fuzz-event", dependencies: ["NotifyRoute"], path: "Tests/Fuzz/fuzz-event"),
 
         // MARK: Tests: one target per module, plus end-to-end tests of the CLI binary.
         .target(
