@@ -80,7 +80,63 @@ struct WebhookTests {
         let host = try Self.host(url: "ftp://example.org/x")
         let result = try host.run(["send", "x"])
         #expect(result.status == 78)
-        #expect(result.standardError.contains("\"ftp://example.org/x\" is not an http:// or https:// URL with a host"), "\(result.standardError)")
+        #expect(result.standardError.contains("\"ftp://example.org/…\" is not an http:// or https:// URL with a host"), "\(result.standardError)")
+    }
+
+    /// A 2xx is a delivery whatever its body: two gigabytes are not read, not retried, and
+    /// cost no more than a small answer's time. A failure's body is read up to a cap.
+    @Test func aHugeAnswerBodyIsNoFailure() throws {
+        let receiver = try HTTPReceiver.start(answers: ["200+huge", "503+huge"])
+        defer { receiver.stop() }
+        let host = try Self.host(url: receiver.url + "/hook")
+        let (delivered, report) = try host.send(["Big answer"])
+        #expect(delivered.status == 0, "\(delivered.standardError)")
+        #expect(report.sink("hook")?["status"] as? String == "delivered", "\(report)")
+        #expect(delivered.duration < .seconds(5))
+        let (failed, failure) = try host.send(["Big error"])
+        #expect(failed.status == 1)
+        #expect(failure.sink("hook")?["retryable"] as? Bool == true)
+        let error = failure.error(of: "hook")
+        #expect(error.contains("answered 503: xxxx") && error.utf8.count < 2_000, "\(error.prefix(300))")
+        #expect(try receiver.requests(path: "/hook").count == 2, "each posted once")
+    }
+
+    /// A redirect is followed nowhere: the event and the configured headers stay with the
+    /// configured origin, and the failure says where it pointed (redacted), not retryable.
+    @Test func aRedirectIsAFailureThatSaysWhereItPointed() throws {
+        let elsewhere = try HTTPReceiver.start()
+        defer { elsewhere.stop() }
+        let receiver = try HTTPReceiver.start(answers: ["307>\(elsewhere.url)/stolen?key=s3cret", "302>/moved"])
+        defer { receiver.stop() }
+        let host = try Self.host(url: receiver.url + "/hook", extra: "    headers: { X-Secret: s3cret }")
+        let (result, report) = try host.send(["Redirected"])
+        #expect(result.status == 1)
+        let error = report.error(of: "hook")
+        #expect(error == "\(receiver.url)/… redirected (307) to \(elsewhere.url)/…; redirects are not followed: point the sink's url at where the events belong", "\(error)")
+        #expect(report.sink("hook")?["retryable"] as? Bool == false)
+        #expect(!result.standardOutput.contains("s3cret") && !result.standardError.contains("s3cret"))
+        let (_, same) = try host.send(["Moved"])
+        #expect(same.error(of: "hook").contains("redirected (302) to a path on the same server"), "\(same)")
+        usleep(300_000)
+        #expect(try elsewhere.requests().isEmpty, "nothing reached the other origin")
+    }
+
+    /// A URL's path and query may be a secret (a hook's token): reports and errors show
+    /// the origin alone. A user or password in the URL is refused where it is written.
+    @Test func aURLsSecretsStayOutOfReportsAndErrors() throws {
+        let host = try Self.host(url: "http://127.0.0.1:9/hooks/T0KEN?key=s3cret")
+        let (result, report) = try host.send(["Nobody listens"])
+        #expect(result.status == 1)
+        #expect(report.error(of: "hook") == "http://127.0.0.1:9/…: connection refused", "\(report)")
+        for text in [result.standardOutput, result.standardError] {
+            #expect(!text.contains("T0KEN") && !text.contains("s3cret"), "\(text)")
+        }
+        let userinfo = try Self.host(url: "https://alice:pa55word@hooks.example/notify")
+        let refused = try userinfo.run(["send", "x"])
+        #expect(refused.status == 78)
+        #expect(refused.standardError.contains("config.yaml:4:5: "), "\(refused.standardError)")
+        #expect(refused.standardError.contains("https://hooks.example/…: a user or password in the URL is not sent"), "\(refused.standardError)")
+        #expect(!refused.standardError.contains("pa55word") && !refused.standardError.contains("alice"))
     }
 
     /// Under `serve`, a 500 is retried with backoff until the receiver answers 200, and

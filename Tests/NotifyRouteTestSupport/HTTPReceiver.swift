@@ -26,23 +26,38 @@ public final class HTTPReceiver {
 
     static let script = #"""
         import http.server, json, sys, threading
-        log_path, port_path, statuses = sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3].split(",") if s]
+        log_path, port_path, answers = sys.argv[1], sys.argv[2], [s for s in sys.argv[3].split(",") if s]
         lock = threading.Lock()
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode("utf-8", "replace")
                 with lock:
-                    status = statuses.pop(0) if statuses else 200
+                    answer = answers.pop(0) if answers else "200"
+                    status = int(answer.split("+")[0].split(">")[0])
                     with open(log_path, "a") as log:
                         log.write(json.dumps({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                               "body": body, "status": status}) + "\n")
-                answer = b'"scripted answer"'
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(answer)))
+                if ">" in answer:
+                    self.send_header("Location", answer.split(">", 1)[1])
+                if answer.endswith("+huge"):
+                    # Two gigabytes, streamed until the client hangs up.
+                    self.send_header("Content-Length", str(2 ** 31))
+                    self.end_headers()
+                    chunk = b"x" * 65536
+                    try:
+                        for _ in range(2 ** 31 // 65536):
+                            self.wfile.write(chunk)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    self.close_connection = True
+                    return
+                text = b'"scripted answer"'
+                self.send_header("Content-Length", str(len(text)))
                 self.end_headers()
-                self.wfile.write(answer)
+                self.wfile.write(text)
             def log_message(self, *args):
                 pass
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -54,6 +69,12 @@ public final class HTTPReceiver {
 
     /// Starts the receiver; `statuses` answer the first POSTs in order (any path), then 200.
     public static func start(statuses: [Int] = []) throws -> HTTPReceiver {
+        try start(answers: statuses.map(String.init))
+    }
+
+    /// Starts the receiver; `answers` answer the first POSTs in order, then 200: each a status,
+    /// `STATUS+huge` for a body of 2 GiB, or `STATUS>URL` for a `Location` header.
+    public static func start(answers: [String]) throws -> HTTPReceiver {
         let directory = try TestEnvironment.temporaryDirectory("notify-route-receiver")
         let script = directory.appendingPathComponent("receiver.py")
         try Self.script.write(to: script, atomically: true, encoding: .utf8)
@@ -67,7 +88,7 @@ public final class HTTPReceiver {
         guard let python = ProcessRunner.which("python3") else { throw ProcessRunner.SpawnError(description: "python3 not found") }
         let pid = try ProcessRunner.spawn(
             python.path, [script.path, directory.appendingPathComponent("requests.jsonl").path, portFile.path,
-                          statuses.map(String.init).joined(separator: ",")],
+                          answers.joined(separator: ",")],
             environment: ProcessInfo.processInfo.environment, actions: &actions)
         let deadline = ContinuousClock.now + .seconds(10)
         while !FileManager.default.fileExists(atPath: portFile.path) {

@@ -71,4 +71,22 @@ public enum NetworkSinkSchema {
         .option("retry_backoff_max", .duration, default: .value("1m"), example: "30s",
                 "the longest wait between two retries"),
     ]
+
+    /// `url` as reports, logs, `status` and the history show it: its scheme, host and port;
+    /// userinfo, a path, a query or a fragment, any of which may hold a secret, become `/…`
+    /// (`https://hooks.example/…`); text that is no URL but has a path is `…`.
+    public static func redacted(_ url: String) -> String {
+        let bytes = Array(url.utf8)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else {
+            // Not a URL: a word or two is shown as it is (it says what was written), anything with a path is not.
+            return bytes.contains { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "#") } ? "…" : url
+        }
+        let authorityStart = colon + 3
+        let authorityEnd = bytes[authorityStart...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            ?? bytes.endIndex
+        let hostStart = bytes[authorityStart..<authorityEnd].lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? authorityStart
+        let tail = bytes[authorityEnd...]
+        let origin = String(decoding: bytes[..<authorityStart] + bytes[hostStart..<authorityEnd], as: UTF8.self)
+        return tail.isEmpty || tail.elementsEqual("/".utf8) ? origin : origin + "/…"
+    }
 }

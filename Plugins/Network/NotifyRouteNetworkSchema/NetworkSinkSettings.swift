@@ -130,7 +130,13 @@ enum NetworkOptions {
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = parsed.host, !host.isEmpty
         else {
-            throw options.error("\"\(url)\" is not an http:// or https:// URL with a host", at: key)
+            throw options.error("\"\(NetworkSinkSchema.redacted(url))\" is not an http:// or https:// URL with a host", at: key)
+        }
+        // Never sent as it stands, and shown nowhere: a password here would only leak.
+        guard parsed.user == nil && parsed.password == nil else {
+            throw options.error(
+                "\(NetworkSinkSchema.redacted(url)): a user or password in the URL is not sent; put the credentials in headers: { Authorization: ... } or token_file",
+                at: key)
         }
         var url = url
         while url.hasSuffix("/") { url.removeLast() }
