@@ -100,6 +100,14 @@ struct NotifyRouteCommand: AsyncParsableCommand {
     /// a root answers `--help` with ArgumentParser's help command, whose usage line would
     /// name the leaf alone (`USAGE: send ...`).
     private static func parse(_ arguments: [String]) throws -> any ParsableCommand {
+        // ArgumentParser's time grows with the square of the arguments after `--`: it sees
+        // `run`'s options and the command's name, and the command is taken as it was given.
+        if arguments.first == "run", let terminator = arguments.firstIndex(of: "--"), arguments.count > terminator + 2 {
+            let parsed = try parse(Array(arguments[...(terminator + 1)]))
+            guard var run = parsed as? Run else { return parsed }
+            run.command = Array(arguments[(terminator + 1)...])
+            return run
+        }
         if let first = arguments.first, let leaf = leaves[first],
            let command = try? leaf.parseAsRoot(Array(arguments.dropFirst())),
            ObjectIdentifier(type(of: command)) == ObjectIdentifier(leaf) {

@@ -34,6 +34,23 @@ import Testing
         #expect(event["source"] as? String == "run")
     }
 
+    /// The command's arguments are handed over as given, in time that does not grow with
+    /// their square: 40,000 of them (50 s before) start the command about as soon as 10,
+    /// each intact, `--` among them included. Timed loosely: the benchmarks hold the number.
+    @Test func fortyThousandArgumentsStartTheCommandAsSoonAsTen() throws {
+        let fixture = try ExecFixture()
+        let stamp = fixture.config.deletingLastPathComponent().appendingPathComponent("started").path
+        func runTime(_ count: Int) throws -> Duration {
+            let arguments = (1...count).map { $0 == 2 ? "--" : String($0) }
+            let result = try run(fixture, ["sh", "-c", "echo \"$# $1 $2 ${\(count)}\" > \(stamp)", "sh"] + arguments)
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(try String(contentsOfFile: stamp, encoding: .utf8) == "\(count) 1 -- \(count)\n", "what the command got")
+            return result.duration
+        }
+        let ten = try runTime(10), many = try runTime(40_000)
+        #expect(many - ten < .seconds(2), "10 arguments: \(ten); 40,000: \(many)")
+    }
+
     @Test func failureExitsWithTheStatusAndTheStderrTailIsTheBody() throws {
         let fixture = try ExecFixture()
         let script = "for i in $(seq 1 15); do echo \"line $i\" >&2; done; exit 3"
