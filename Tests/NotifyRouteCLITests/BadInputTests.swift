@@ -94,6 +94,18 @@ import Testing
         #expect(result.standardError.utf8.count < 4096)
     }
 
+    /// A value that starts with a minus is still the option's value: refused for what it
+    /// is (64, in words), not as a missing value.
+    @Test(arguments: [
+        (["-t", "-5s"], "--timeout: invalid duration \"-5s\""), (["--timeout", "-1ms"], "--timeout: invalid duration \"-1ms\""),
+        (["--progress", "-5"], "--progress -5: expected a whole number from 0 to 100"),
+    ])
+    func aNegativeValueIsRefusedInWords(options: [String], message: String) throws {
+        let result = try ProcessRunner.notifyRoute(["send", "--config", config] + options + ["T"], environment: environment)
+        #expect(result.status == 64)
+        #expect(result.standardError.contains(message) && !result.standardError.contains("Missing value"), "\(result.standardError)")
+    }
+
     @Test func controlSequencesInEveryTextOptionNeverReachTheTerminal() throws {
         let nasty = "\u{1B}]0;title\u{07}\u{1B}]52;c;ZXZpbA==\u{07}\u{1B}[2J\u{1B}[31m\u{9B}1;1H\u{1B}P1$qm\u{1B}\\\u{202E}\u{7}x"
         let result = try ProcessRunner.notifyRoute(

@@ -15,7 +15,9 @@ struct EventFlags: ParsableArguments {
     @Option(name: .shortAndLong, help: "The level; syslog's names (emerg alert crit err) and numbers (0-7) map onto ours.")
     var level: Level?
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("How long it stays: 1500ms, 5s, 2m, never or default.", valueName: "DURATION"))
+    // Taken whatever it looks like, so that `-t -5s` is refused for what it is, not as a missing value.
+    @Option(name: .shortAndLong, parsing: .unconditional,
+            help: ArgumentHelp("How long it stays: 1500ms, 5s, 2m, never or default.", valueName: "DURATION"))
     var timeout: String?
 
     @Option(name: .shortAndLong, help: "The producing program (desktop app name, journal identifier).")
@@ -45,7 +47,7 @@ struct EventFlags: ParsableArguments {
     @Option(name: [.customShort("f"), .customLong("field")], help: ArgumentHelp("A structured field; repeat for more.", valueName: "KEY=VALUE"))
     var fields: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp(
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
         "How far a task has got, 0 to 100: a bar on the desktop and in the banner; with -r, each send updates one notification.",
         valueName: "PERCENT"))
     var progress: Int?
