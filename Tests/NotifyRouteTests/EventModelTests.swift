@@ -205,7 +205,16 @@ enum TextSanitizerProbe {
         let event = try EventNormalizer.normalize(NotificationEvent(title: "a" + String(repeating: "\u{301}", count: 600_000)))
         #expect(event.title.unicodeScalars.count == EventNormalizer.maximumTitleLength)
         let body = try EventNormalizer.normalize(NotificationEvent(title: "t", body: "b" + String(repeating: "\u{20DD}", count: 600_000)))
-        #expect(body.body?.unicodeScalars.count == EventNormalizer.maximumBodyLength)
+        #expect(body.body.map { (EventNormalizer.maximumBodyLength - 3...EventNormalizer.maximumBodyLength).contains($0.utf8.count) } == true)
+    }
+
+    /// The body's cap is 64 KiB of UTF-8, as documented, in any script: not 64 Ki characters.
+    @Test(arguments: ["a", "é", "日", "😀"])
+    func capsABodyAt64KiBOfUTF8(character: String) throws {
+        let event = try EventNormalizer.normalize(NotificationEvent(title: "t", body: String(repeating: character, count: 70_000)))
+        let body = try #require(event.body)
+        #expect(body.utf8.count <= 65_536 && body.utf8.count > 65_536 - 8, "\(body.utf8.count) bytes")
+        #expect(body.hasSuffix("…") && body.dropLast().allSatisfy { String($0) == character })
     }
 
     @Test func validatesMessageIDs() throws {

@@ -14,7 +14,7 @@ public struct EventError: Error, Hashable, Sendable, CustomStringConvertible {
 public enum EventNormalizer {
     /// Longest title kept (characters); sinks may cap further.
     public static let maximumTitleLength = 1_024
-    /// Longest body kept (characters); sinks may cap further.
+    /// Longest body kept, in UTF-8 bytes (64 KiB); sinks may cap further.
     public static let maximumBodyLength = 65_536
     /// Most structured fields kept on one event.
     public static let maximumFieldCount = 256
@@ -40,7 +40,7 @@ public enum EventNormalizer {
         let body = event.body.flatMap { body in
             let cleaned = TextSanitizer.clean(body)
             let trimmed = cleaned.trimmingWhitespace()
-            return trimmed.isEmpty ? nil : TextSanitizer.truncate(String(trimmed), to: maximumBodyLength)
+            return trimmed.isEmpty ? nil : TextSanitizer.truncate(String(trimmed), toUTF8Bytes: maximumBodyLength)
         }
         if body != event.body { event.body = body }
         let app = oneLine(event.app), source = oneLine(event.source)

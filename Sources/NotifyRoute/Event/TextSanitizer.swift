@@ -168,6 +168,32 @@ public enum TextSanitizer {
         return String(kept) + marker
     }
 
+    /// ``truncate(_:to:marker:)`` counted in UTF-8 bytes, the marker's included: a body's
+    /// cap is a size in memory, in a datagram and on disk, whatever its script.
+    public static func truncate(_ text: String, toUTF8Bytes limit: Int, marker: String = "…") -> String {
+        guard limit > 0, text.utf8.count > limit else { return text }
+        let keep = max(0, limit - marker.utf8.count)
+        var kept = String.UnicodeScalarView()
+        var count = 0
+        for character in text {
+            let size = character.utf8.count
+            guard count + size <= keep else {
+                // One character larger than the cap (a base with endless marks): its scalars, as many as fit.
+                if count == 0 {
+                    for scalar in character.unicodeScalars {
+                        guard count + scalar.utf8.count <= keep else { break }
+                        kept.append(scalar)
+                        count += scalar.utf8.count
+                    }
+                }
+                break
+            }
+            kept.append(contentsOf: character.unicodeScalars)
+            count += size
+        }
+        return String(kept) + marker
+    }
+
     /// Makes a message that quotes untrusted text safe to write to a terminal, and keeps
     /// it readable: every control character but newline and tab, DEL, the C1 controls and
     /// every invisible formatting character (bidi marks, overrides and isolates, zero-width
