@@ -93,14 +93,16 @@ func expectRestored(_ session: TmuxSession, to before: String, but shellMessage:
 }
 
 extension InjectionCorpus {
-    /// Scalars that must never reach a terminal from an event: controls, and the bidi
-    /// overrides, isolates and marks and line separators that reorder or break text.
+    /// Scalars that must never reach a terminal from an event: controls, the bidi
+    /// overrides, isolates and marks and line separators that reorder or break text, and
+    /// the characters that show nothing and can hide text between what a reader sees.
     static func leftovers(in screen: String) -> [Unicode.Scalar] {
         screen.unicodeScalars.filter { scalar in
             switch scalar.value {
             case 0x0A: false
             case 0x00...0x1F, 0x7F...0x9F: true
             case 0x200E, 0x200F, 0x061C, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029: true
+            case 0x200B, 0x2060...0x2064, 0xFEFF, 0x180E, 0xE0000...0xE007F: true
             default: false
             }
         }

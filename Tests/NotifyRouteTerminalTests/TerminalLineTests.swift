@@ -36,6 +36,8 @@ import Testing
         }
         let event = ResolvedEvent(title: "a\u{2028}b\u{200F}c", body: "d\u{2029}e\u{200E}f\u{061C}g")
         #expect(TerminalLine.render(event, color: false) == "[info] a bc: d ⏎ efg")
+        let hidden = ResolvedEvent(title: "pay\u{200B}pal\u{E0041}", body: "x\u{2060}y\u{FEFF}z 👨\u{200D}👩")
+        #expect(TerminalLine.render(hidden, color: false) == "[info] paypal: xyz 👨\u{200D}👩", "the joiners emoji need stay")
     }
 
     @Test func pluginRejectsUnknownOptionValues() {

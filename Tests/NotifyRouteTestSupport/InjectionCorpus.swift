@@ -41,6 +41,7 @@ public enum InjectionCorpus {
         ("bidi-marks-between-words", "left\u{200E}mid\u{200F}right\u{061C}end"),
         ("line-paragraph-separators", "one\u{2028}two\u{2029}three"),
         ("escape-then-escape", "tail\(esc)\(esc)"),
+        ("invisible-zero-width-and-tags", "pay\u{200B}pal\u{2060}x\u{FEFF}y\u{180E}z\u{E0041}\u{E0042}\u{E007F}end"),
     ].map { Case(name: $0.0, bytes: Array($0.1.utf8)) } + [
         Case(name: "invalid-utf8-lone-c1-byte", bytes: [0x9D] + Array("52;c;ZXZpbA==".utf8) + [0x07]),
         Case(name: "invalid-utf8-bytes", bytes: [0xFF, 0xFE, 0xC0, 0xAF, 0xE2, 0x82, 0x41, 0xED, 0xA0, 0x80]),
