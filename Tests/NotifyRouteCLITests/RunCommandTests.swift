@@ -75,23 +75,26 @@ import Testing
         #expect((event["fields"] as? [String: String])?["EXIT_STATUS"] == "143")
     }
 
-    @Test func sigtermSentToRunIsForwardedToTheCommand() throws {
+    /// Any signal that would end `run` silently goes to the command instead, and `run`
+    /// reports how the command ended: SIGTERM as always, SIGUSR1 and the rest too.
+    @Test(arguments: [("TERM", 15), ("USR1", 10), ("USR2", 12), ("ALRM", 14)])
+    func aSignalSentToRunIsForwardedToTheCommand(signal: String, number: Int) throws {
         let fixture = try ExecFixture()
         let marker = fixture.directory.appendingPathComponent("started").path
-        // The command marks that it runs; only then is `run` (not the command) sent SIGTERM.
+        // The command marks that it runs; only then is `run` (not the command) sent the signal.
         let script = """
             "$0" run --config "$1" -- /bin/sh -c 'touch "$0"; exec sleep 30' "$2" &
             pid=$!
             for i in $(seq 600); do [ -e "$2" ] && break; sleep 0.1; done
-            kill -TERM $pid
+            kill -\(signal) $pid
             wait $pid
             echo "rc=$?" >&2
             """
         let result = try ProcessRunner.run(
             URL(fileURLWithPath: "/bin/sh"), ["-c", script, TestEnvironment.notifyRouteBinary.path, fixture.config.path, marker],
             environment: fixture.environment, timeLimit: .seconds(90))
-        #expect(result.standardError.hasSuffix("rc=143\n"), "\(result.standardError)")
-        #expect((try lastEvent(fixture)["title"] as? String)?.contains("killed by SIGTERM") == true)
+        #expect(result.standardError.hasSuffix("rc=\(128 + number)\n"), "\(result.standardError)")
+        #expect((try lastEvent(fixture)["title"] as? String)?.contains("killed by SIG\(signal)") == true)
     }
 
     @Test func aCommandNotFoundExits127AndOneNotExecutable126() throws {

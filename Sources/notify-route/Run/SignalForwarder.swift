@@ -1,15 +1,16 @@
 import Dispatch
 import Glibc
 
-/// While `notify-route run` waits for its command, SIGINT, SIGQUIT, SIGTERM and SIGHUP
-/// go to the command instead of ending us: we must live to report how it ended.
+/// While `notify-route run` waits for its command, every signal that would end us by
+/// default (SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM) goes to the
+/// command instead: we must live to report how it ended.
 ///
 /// A signal typed at the terminal (Ctrl-C, Ctrl-\) already reaches the command, which
 /// is in our foreground process group; forwarding it again would deliver it twice,
 /// so those two are forwarded only when we are not the terminal's foreground job
-/// (`kill -INT` from a script). SIGTERM and SIGHUP are always forwarded.
+/// (`kill -INT` from a script). The others are always forwarded.
 final class SignalForwarder {
-    static let signals: [Int32] = [SIGINT, SIGQUIT, SIGTERM, SIGHUP]
+    static let signals: [Int32] = [SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM]
 
     private let sources: [any DispatchSourceSignal]
 
