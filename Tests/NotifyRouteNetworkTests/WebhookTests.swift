@@ -139,6 +139,32 @@ struct WebhookTests {
         #expect(!refused.standardError.contains("pa55word") && !refused.standardError.contains("alice"))
     }
 
+    /// `config show` keeps a URL's path, query and userinfo and the header values to
+    /// itself unless asked; `--show-secrets` prints them as written.
+    @Test func configShowRedactsSecretsUnlessAsked() throws {
+        let host = try NotifyRouteHost(
+            sinks: "  hook:\n    kind: webhook\n    url: \"https://hooks.example/T0KEN?key=s3cret\"\n    headers: { X-Api-Key: k3y }\n"
+                + "  am:\n    kind: alertmanager\n    urls: [\"http://am-1:9093/pr0xy\", \"http://am-2:9093\"]",
+            routes: "fallback: [hook]")
+        func show(_ options: [String] = []) throws -> ProcessResult {
+            try ProcessRunner.notifyRoute(["config", "show", "--config", host.config.path] + options, environment: host.environment)
+        }
+        let shown = try show()
+        #expect(shown.status == 0, "\(shown.standardError)")
+        for secret in ["T0KEN", "s3cret", "k3y", "pr0xy"] {
+            #expect(!shown.standardOutput.contains(secret), "\(secret) in:\n\(shown.standardOutput)")
+        }
+        // The emitter writes ASCII: "…" as \u2026.
+        #expect(shown.standardOutput.contains(#"url: "https://hooks.example/\u2026""#), "\(shown.standardOutput)")
+        #expect(shown.standardOutput.contains(#"X-Api-Key: "<secret>""#), "\(shown.standardOutput)")
+        #expect(shown.standardOutput.contains(#""http://am-1:9093/\u2026""#) && shown.standardOutput.contains("http://am-2:9093"), "\(shown.standardOutput)")
+        let secrets = try show(["--show-secrets"])
+        #expect(secrets.status == 0)
+        for secret in ["https://hooks.example/T0KEN?key=s3cret", "k3y", "http://am-1:9093/pr0xy"] {
+            #expect(secrets.standardOutput.contains(secret), "\(secret) missing from:\n\(secrets.standardOutput)")
+        }
+    }
+
     /// Under `serve`, a 500 is retried with backoff until the receiver answers 200, and
     /// `status` counts it.
     @Test func theDaemonRetriesA500ToDelivered() throws {

@@ -20,8 +20,8 @@ public enum NetworkSinkSchema {
             kind: alertmanagerKind,
             summary: "each event as an alert to Prometheus Alertmanager's API v2 (url or urls: every peer of a cluster)",
             options: [
-                .option("url", .string, example: "http://127.0.0.1:9093", "an Alertmanager to post to (added to `urls`)"),
-                .option("urls", .strings, example: "[http://am-1:9093, http://am-2:9093]",
+                .option("url", .string, example: "http://127.0.0.1:9093", secret: .url, "an Alertmanager to post to (added to `urls`)"),
+                .option("urls", .strings, example: "[http://am-1:9093, http://am-2:9093]", secret: .url,
                         "every peer of an Alertmanager cluster; delivered when one accepts"),
                 .option("labels", .stringMap, example: "{ team: ops }",
                         "static labels added to every alert; each name `[a-zA-Z_][a-zA-Z0-9_]*`, as Alertmanager requires"),
@@ -46,8 +46,8 @@ public enum NetworkSinkSchema {
             kind: webhookKind,
             summary: "each event as JSON POSTed to a URL (2xx delivered, 4xx permanent, 5xx and timeouts retryable)",
             options: [
-                .option("url", .string, default: .required, example: "https://hooks.example/notify", "where to POST"),
-                .option("headers", .stringMap, example: "{ X-Team: ops }", "HTTP headers added to every request"),
+                .option("url", .string, default: .required, example: "https://hooks.example/notify", secret: .url, "where to POST"),
+                .option("headers", .stringMap, example: "{ X-Team: ops }", secret: .values, "HTTP headers added to every request"),
                 .option("token_file", .string, example: "/etc/notify-route/hook.token",
                         "a file holding a bearer token (Authorization: Bearer); refused when others can read it; read at each delivery while it does not exist"),
                 .option("timeout", .duration, default: .implicit("the sink's deadline"), example: "3s",
@@ -72,21 +72,6 @@ public enum NetworkSinkSchema {
                 "the longest wait between two retries"),
     ]
 
-    /// `url` as reports, logs, `status` and the history show it: its scheme, host and port;
-    /// userinfo, a path, a query or a fragment, any of which may hold a secret, become `/…`
-    /// (`https://hooks.example/…`); text that is no URL but has a path is `…`.
-    public static func redacted(_ url: String) -> String {
-        let bytes = Array(url.utf8)
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else {
-            // Not a URL: a word or two is shown as it is (it says what was written), anything with a path is not.
-            return bytes.contains { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "#") } ? "…" : url
-        }
-        let authorityStart = colon + 3
-        let authorityEnd = bytes[authorityStart...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-            ?? bytes.endIndex
-        let hostStart = bytes[authorityStart..<authorityEnd].lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? authorityStart
-        let tail = bytes[authorityEnd...]
-        let origin = String(decoding: bytes[..<authorityStart] + bytes[hostStart..<authorityEnd], as: UTF8.self)
-        return tail.isEmpty || tail.elementsEqual("/".utf8) ? origin : origin + "/…"
-    }
+    /// `url` as reports, logs, `status` and the history show it (``SecretText/redactedURL(_:)``).
+    public static func redacted(_ url: String) -> String { SecretText.redactedURL(url) }
 }

@@ -135,10 +135,12 @@ public struct ConfigKey: Hashable, Sendable {
     /// A valid value in YAML flow style, different from the default: the schema's own
     /// tests set every key to its example.
     public var example: String
+    /// What of the value `config show` keeps to itself (``ConfigSecret``).
+    public var secret: ConfigSecret?
 
     public init(
         _ section: ConfigSection, _ name: String, _ type: ConfigValueType, default defaultValue: ConfigDefault = .none,
-        example: String, _ summary: String
+        example: String, secret: ConfigSecret? = nil, _ summary: String
     ) {
         self.section = section
         self.name = name
@@ -146,7 +148,16 @@ public struct ConfigKey: Hashable, Sendable {
         self.defaultValue = defaultValue
         self.summary = summary
         self.example = example
+        self.secret = secret
     }
+}
+
+/// A value that may hold a secret, and how `config show` writes it unless asked for secrets.
+public enum ConfigSecret: Hashable, Sendable {
+    /// A URL or a list of them: their origins alone (``SecretText/redactedURL(_:)``).
+    case url
+    /// A mapping whose values are secrets (HTTP headers): each value `<secret>`.
+    case values
 }
 
 /// Every key the core reads, section by section (dunst's `settings_data.h` is the model).
@@ -423,8 +434,9 @@ extension ConfigKey {
     /// A sink plugin's option, for ``SinkPlugin/init(kind:summary:options:makeSink:)``,
     /// which places it in the plugin's section.
     public static func option(
-        _ name: String, _ type: ConfigValueType, default defaultValue: ConfigDefault = .none, example: String, _ summary: String
+        _ name: String, _ type: ConfigValueType, default defaultValue: ConfigDefault = .none, example: String,
+        secret: ConfigSecret? = nil, _ summary: String
     ) -> ConfigKey {
-        ConfigKey(.sink, name, type, default: defaultValue, example: example, summary)
+        ConfigKey(.sink, name, type, default: defaultValue, example: example, secret: secret, summary)
     }
 }

@@ -133,7 +133,9 @@ extension RouterConfiguration {
             let pluginMap = try ConfigMapping(
                 ConfigNode(.mapping(pluginEntries), at: entry.value.location), context: context, allowing: plugin.optionKeys)
             sinks.append(SinkDeclaration(
-                name: name, kind: kind, options: SinkOptions(sinkName: name, kind: kind, mapping: pluginMap),
+                name: name, kind: kind, options: SinkOptions(
+                    sinkName: name, kind: kind, mapping: pluginMap,
+                    secrets: Dictionary(plugin.options.compactMap { key in key.secret.map { (key.name, $0) } }, uniquingKeysWith: { first, _ in first })),
                 deadline: try map.duration("deadline"), timeout: try map.timeout("timeout"), app: try map.string("app"),
                 icon: try map.string("icon"), minimumLevel: try map.level("min_level"), location: entry.keyLocation))
         }

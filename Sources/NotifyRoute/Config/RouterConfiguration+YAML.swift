@@ -3,14 +3,15 @@ import YAMLDocument
 extension RouterConfiguration {
     /// The config in effect as YAML, every key of ``ConfigSchema`` that has a default
     /// written out: what `notify-route config show` prints. It loads back to a config
-    /// equal to this one.
-    public func effectiveYAML() throws -> String {
+    /// equal to this one, unless `redactingSecrets` writes the values that may hold a
+    /// secret (``ConfigSecret``) as their safe forms.
+    public func effectiveYAML(redactingSecrets: Bool = false) throws -> String {
         let config = effective
         return try YAMLEmitter.serialize(YAMLOutput.section(.top) { name in
             switch name {
             case "defaults": config.defaults.yamlOutput
             case "levels": .mapping(Level.allCases.map { (.key($0.rawValue), (config.levels[$0] ?? LevelOverrides()).yamlOutput) }, flow: false)
-            case "sinks": .mapping(config.sinks.map { (.key($0.name), $0.yamlOutput) }, flow: false)
+            case "sinks": .mapping(config.sinks.map { (.key($0.name), $0.yamlOutput(redactingSecrets: redactingSecrets)) }, flow: false)
             case "rules": .sequence(config.rules.map(\.yamlOutput), flow: config.rules.isEmpty)
             case "routes": .sequence(config.routes.map(\.yamlOutput), flow: config.routes.isEmpty)
             case "fallback": .names(config.fallback)
@@ -84,7 +85,7 @@ extension LevelOverrides {
 }
 
 extension SinkDeclaration {
-    var yamlOutput: YAMLOutput {
+    func yamlOutput(redactingSecrets: Bool) -> YAMLOutput {
         let generic = YAMLOutput.pairs(.sink) { name in
             switch name {
             case "kind": .key(kind)
@@ -97,7 +98,25 @@ extension SinkDeclaration {
             }
         }
         // The plugin's options as written: the plugin, not the router, knows their defaults.
-        return .mapping(generic + options.entries.map { (.key($0.key), $0.value.yamlOutput) }, flow: false)
+        return .mapping(generic + options.entries.map { entry in
+            let secret = redactingSecrets ? options.secrets[entry.key] : nil
+            return (.key(entry.key), (secret.map { entry.value.redacted($0) } ?? entry.value).yamlOutput)
+        }, flow: false)
+    }
+}
+
+extension ConfigNode {
+    /// The node with its secret parts replaced (``ConfigSecret``), its shape kept.
+    func redacted(_ secret: ConfigSecret) -> ConfigNode {
+        var node = self
+        switch (secret, value) {
+        case (.url, .scalar(let text)): node.value = .scalar(SecretText.redactedURL(text))
+        case (.url, .sequence(let items)): node.value = .sequence(items.map { $0.redacted(.url) })
+        case (.values, .mapping(let entries)):
+            node.value = .mapping(entries.map { ConfigEntry(key: $0.key, value: ConfigNode(.scalar(SecretText.placeholder), at: $0.value.location)) })
+        default: break
+        }
+        return node
     }
 }
 

@@ -13,11 +13,14 @@ public struct SinkOptions: Sendable {
     public let sinkName: String
     public let kind: String
     let mapping: ConfigMapping
+    /// The options that may hold a secret (their plugin's ``ConfigKey/secret``), for `config show`.
+    let secrets: [String: ConfigSecret]
 
-    init(sinkName: String, kind: String, mapping: ConfigMapping) {
+    init(sinkName: String, kind: String, mapping: ConfigMapping, secrets: [String: ConfigSecret] = [:]) {
         self.sinkName = sinkName
         self.kind = kind
         self.mapping = mapping
+        self.secrets = secrets
     }
 
     /// Options for a sink built in code, without a config file.
@@ -26,6 +29,7 @@ public struct SinkOptions: Sendable {
         self.kind = kind
         let node = ConfigNode(.mapping(values.sorted { $0.key < $1.key }.map { ConfigEntry(key: $0.key, value: $0.value) }))
         self.mapping = try! ConfigMapping(node, context: "sink \"\(sinkName)\"", allowing: values.keys.sorted())
+        self.secrets = [:]
     }
 
     public func string(_ key: String) throws(ConfigError) -> String? { try mapping.string(key) }

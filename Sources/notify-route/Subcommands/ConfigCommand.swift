@@ -30,13 +30,21 @@ struct ConfigCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "show",
-            abstract: "Print the effective config, with every default filled in.")
+            abstract: "Print the effective config, with every default filled in.",
+            discussion: """
+                Values that may hold a secret (a network sink's URL, its headers) are shown as the URL's origin \
+                (https://hooks.example/…) and <secret>; --show-secrets prints them as written.
+                """)
 
         @OptionGroup var global: GlobalOptions
 
+        @Flag(name: .long, help: "Print URLs and header values as written, secrets included.")
+        var showSecrets = false
+
         func run() async throws {
             let (router, source) = try RouterLoader.load(global)
-            Console.out("# effective config from \(source.origin)\n" + (try router.configuration.effectiveYAML()))
+            let yaml = try router.configuration.effectiveYAML(redactingSecrets: !showSecrets)
+            Console.out("# effective config from \(source.origin)\n" + yaml)
         }
     }
 
