@@ -320,6 +320,7 @@ struct JournalCLITests {
                         "\(result.standardError)")
             }
             #expect(Self.droppedCount(result.standardError) == queued, "every record reported queued is accounted for: \(result.standardError)")
+            #expect(result.status == 1, "events reported queued reached no sink after all")
         }
     }
 

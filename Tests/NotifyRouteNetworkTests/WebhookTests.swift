@@ -139,6 +139,20 @@ struct WebhookTests {
         #expect(!refused.standardError.contains("pa55word") && !refused.standardError.contains("alice"))
     }
 
+    /// A certificate nobody trusts will not be trusted on the next try: the failure is
+    /// permanent and says so in words, and nothing was posted.
+    @Test func anUntrustedCertificateIsNotRetryable() throws {
+        let receiver = try HTTPReceiver.start(answers: [], selfSignedTLS: true)
+        defer { receiver.stop() }
+        let host = try Self.host(url: receiver.url + "/hook")
+        let (result, report) = try host.send(["Over TLS"])
+        #expect(result.status == 1)
+        let error = report.error(of: "hook")
+        #expect(error.hasPrefix("\(receiver.url)/…: the TLS handshake failed; the server's certificate was not accepted"), "\(error)")
+        #expect(report.sink("hook")?["retryable"] as? Bool == false, "\(report)")
+        #expect(try receiver.requests().isEmpty)
+    }
+
     /// `config show` keeps a URL's path, query and userinfo and the header values to
     /// itself unless asked; `--show-secrets` prints them as written.
     @Test func configShowRedactsSecretsUnlessAsked() throws {

@@ -61,6 +61,11 @@ public final class HTTPReceiver {
             def log_message(self, *args):
                 pass
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if len(sys.argv) > 4:
+            import ssl
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(sys.argv[4], sys.argv[5])
+            server.socket = context.wrap_socket(server.socket, server_side=True)
         with open(port_path + ".tmp", "w") as f:
             f.write(str(server.server_address[1]))
         import os; os.rename(port_path + ".tmp", port_path)
@@ -74,8 +79,20 @@ public final class HTTPReceiver {
 
     /// Starts the receiver; `answers` answer the first POSTs in order, then 200: each a status,
     /// `STATUS+huge` for a body of 2 GiB, or `STATUS>URL` for a `Location` header.
-    public static func start(answers: [String]) throws -> HTTPReceiver {
+    /// With `selfSignedTLS`, it speaks HTTPS with a certificate of its own that nobody trusts.
+    public static func start(answers: [String], selfSignedTLS: Bool = false) throws -> HTTPReceiver {
         let directory = try TestEnvironment.temporaryDirectory("notify-route-receiver")
+        var tlsArguments: [String] = []
+        if selfSignedTLS {
+            let (certificate, key) = (directory.appendingPathComponent("cert.pem").path, directory.appendingPathComponent("key.pem").path)
+            guard let openssl = ProcessRunner.which("openssl") else { throw ProcessRunner.SpawnError(description: "openssl not found") }
+            let made = try ProcessRunner.run(openssl, [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate,
+            ])
+            guard made.status == 0 else { throw ProcessRunner.SpawnError(description: "openssl: \(made.standardError)") }
+            tlsArguments = [certificate, key]
+        }
         let script = directory.appendingPathComponent("receiver.py")
         try Self.script.write(to: script, atomically: true, encoding: .utf8)
         let portFile = directory.appendingPathComponent("port")
@@ -88,7 +105,7 @@ public final class HTTPReceiver {
         guard let python = ProcessRunner.which("python3") else { throw ProcessRunner.SpawnError(description: "python3 not found") }
         let pid = try ProcessRunner.spawn(
             python.path, [script.path, directory.appendingPathComponent("requests.jsonl").path, portFile.path,
-                          answers.joined(separator: ",")],
+                          answers.joined(separator: ",")] + tlsArguments,
             environment: ProcessInfo.processInfo.environment, actions: &actions)
         let deadline = ContinuousClock.now + .seconds(10)
         while !FileManager.default.fileExists(atPath: portFile.path) {
@@ -99,7 +116,7 @@ public final class HTTPReceiver {
             usleep(20_000)
         }
         let port = try String(contentsOf: portFile, encoding: .utf8)
-        return HTTPReceiver(directory: directory, url: "http://127.0.0.1:\(port)", pid: pid)
+        return HTTPReceiver(directory: directory, url: "\(selfSignedTLS ? "https" : "http")://127.0.0.1:\(port)", pid: pid)
     }
 
     private init(directory: URL, url: String, pid: pid_t) {

@@ -135,7 +135,7 @@ public final class AlertmanagerSink: NotificationSink {
         }
         if failures.count < endpoints.count {
             return failures.map { "peer \($0.message)" }
-                + late.map { "peer \(NetworkSinkSchema.redacted($0)): no answer \(DurationParser.format(Self.peerGrace)) after another peer accepted" }
+                + late.map { "peer \(SecretText.redactedURL($0)): no answer \(DurationParser.format(Self.peerGrace)) after another peer accepted" }
         }
         let kind: SinkError.Kind = failures.allSatisfy { $0.kind == .timedOut } ? .timedOut : .failed
         throw SinkError(kind, failures.map(\.message).joined(separator: "; "), isRetryable: failures.contains(where: \.isRetryable))

@@ -9,7 +9,6 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import NotifyRoute
-import NotifyRouteNetworkSchema
 
 /// One JSON POST, answered within a deadline, with the answer sorted the way the router
 /// needs it: delivered (2xx), a permanent failure (4xx: the same request would fail again),
@@ -45,12 +44,12 @@ struct HTTPTransport: Sendable {
 
     /// POSTs `body` to `url` and returns the answer when it is a 2xx, whatever its body;
     /// otherwise throws a ``SinkError`` that says what came back and whether trying again
-    /// could help. Messages show `url` redacted (``NetworkSinkSchema/redacted(_:)``).
+    /// could help. Messages show `url` redacted (``SecretText/redactedURL(_:)``).
     func post(
         _ body: [UInt8], to url: String, headers: [(String, String)], deadline: ContinuousClock.Instant,
         timeout: Duration?
     ) async throws(SinkError) -> Answer {
-        let shown = NetworkSinkSchema.redacted(url)
+        let shown = SecretText.redactedURL(url)
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
@@ -86,7 +85,7 @@ struct HTTPTransport: Sendable {
         case 200..<300:
             return answer
         case 300..<400:
-            let target = location.map { $0.contains("://") ? NetworkSinkSchema.redacted($0) : "a path on the same server" } ?? "nowhere (no Location)"
+            let target = location.map { $0.contains("://") ? SecretText.redactedURL($0) : "a path on the same server" } ?? "nowhere (no Location)"
             throw SinkError(.failed, "\(shown) redirected (\(answer.status)) to \(target); redirects are not followed: point the sink's url at where the events belong",
                             isRetryable: false)
         case 400..<500:

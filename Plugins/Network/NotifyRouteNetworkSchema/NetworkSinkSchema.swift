@@ -71,7 +71,4 @@ public enum NetworkSinkSchema {
         .option("retry_backoff_max", .duration, default: .value("1m"), example: "30s",
                 "the longest wait between two retries"),
     ]
-
-    /// `url` as reports, logs, `status` and the history show it (``SecretText/redactedURL(_:)``).
-    public static func redacted(_ url: String) -> String { SecretText.redactedURL(url) }
 }

@@ -130,12 +130,12 @@ enum NetworkOptions {
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = parsed.host, !host.isEmpty
         else {
-            throw options.error("\"\(NetworkSinkSchema.redacted(url))\" is not an http:// or https:// URL with a host", at: key)
+            throw options.error("\"\(SecretText.redactedURL(url))\" is not an http:// or https:// URL with a host", at: key)
         }
         // Never sent as it stands, and shown nowhere: a password here would only leak.
         guard parsed.user == nil && parsed.password == nil else {
             throw options.error(
-                "\(NetworkSinkSchema.redacted(url)): a user or password in the URL is not sent; put the credentials in headers: { Authorization: ... } or token_file",
+                "\(SecretText.redactedURL(url)): a user or password in the URL is not sent; put the credentials in headers: { Authorization: ... } or token_file",
                 at: key)
         }
         var url = url

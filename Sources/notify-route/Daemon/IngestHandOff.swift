@@ -55,7 +55,7 @@ extension Ingest {
                 bad(number, "\(error)", &tally)
             }
         }
-        if let local { await local.exit.finish(local.router, noWait: noWait) }
+        if let local { tally.dropped = await local.exit.finish(local.router, noWait: noWait) }
         if tally.bad > 0 { Console.error("\(tally.bad) of \(tally.lines) lines were bad") }
         if stats { printStats(tally, elapsed: ContinuousClock.now - started) }
         throw exitStatus(tally)

@@ -73,16 +73,20 @@ final class ExitFlush: Sendable {
 
     /// The router's sinks finish (a banner's timeout; the journal queues get their bounded
     /// time, none with `noWait`), then what the queues could not write is reported.
-    func finish(_ router: NotificationRouter, noWait: Bool) async {
+    /// Returns how many queued records were dropped: events a report called queued that
+    /// reached no sink after all.
+    @discardableResult
+    func finish(_ router: NotificationRouter, noWait: Bool) async -> Int {
         announce(limit: noWait ? nil : JournalSink.shutdownWait)
         if noWait {
             for journal in journals { await journal.sink.shutdown(within: .zero) }
         } else {
             await router.finish(within: .seconds(3_600))
         }
-        report(noWait ? "--no-wait" : "journald did not take them within \(DurationParser.format(JournalSink.shutdownWait))")
+        let dropped = report(noWait ? "--no-wait" : "journald did not take them within \(DurationParser.format(JournalSink.shutdownWait))")
         // A signal came meanwhile: its task ends the process, of that signal.
         if state.withLock({ $0.stopping }) { await parkUntilExit() }
+        return dropped
     }
 
     /// SIGTERM and SIGINT end the command through ``stop(_:)`` (unless they were ignored
@@ -155,15 +159,20 @@ final class ExitFlush: Sendable {
     /// Written under the lock: the end of the command and a signal's stop both report, and
     /// the one that comes second (the signal's, about to re-raise) must not end the process
     /// between the first one's claim and its write.
-    private func report(_ why: String) {
+    /// Reports, once, what each journal sink gave up; returns the count.
+    @discardableResult
+    private func report(_ why: String) -> Int {
         state.withLock { state in
-            guard !state.reported else { return }
+            guard !state.reported else { return 0 }
             state.reported = true
+            var dropped = 0
             for (index, journal) in journals.enumerated() {
                 let lost = journal.sink.statistics.givenUp - givenUpBefore[index]
                 guard lost > 0 else { continue }
+                dropped += lost
                 Console.error("sink \"\(journal.name)\": \(lost) queued record(s) dropped, never written to the journal: \(why)")
             }
+            return dropped
         }
     }
 }

@@ -19,8 +19,9 @@ struct Ingest: AsyncParsableCommand {
             router one at a time, in order, and memory does not grow with the input.
 
             Exit codes: 65 when any line was bad; otherwise 0 when every event was delivered or \
-            suppressed on purpose, 1 when some event was not delivered by any sink, 69 when the only \
-            problem was that no sink was available; 78 config error.
+            suppressed on purpose, 1 when some event reached no sink (failed, found no sink available, \
+            or was queued for journald and dropped at the end), 69 when no sink was available for any \
+            event; 78 config error.
 
             At the end of input, records queued for a stalled journald get at most 5s; what it did not \
             take is reported on stderr as dropped. SIGTERM and SIGINT stop reading, finish the event \
@@ -61,6 +62,8 @@ struct Ingest: AsyncParsableCommand {
 
     struct Tally {
         var lines = 0, bad = 0, delivered = 0, suppressed = 0, failed = 0, noSink = 0
+        /// Reported queued, then dropped at the end: counted as delivered before, reaching no sink after all.
+        var dropped = 0
     }
 
     func run() async throws {
@@ -86,7 +89,7 @@ struct Ingest: AsyncParsableCommand {
         }
         batch.commit()
 
-        await exit.finish(router, noWait: noWait)
+        tally.dropped = await exit.finish(router, noWait: noWait)
         if tally.bad > 0 { Console.error("\(tally.bad) of \(tally.lines) lines were bad") }
         if stats { printStats(tally, elapsed: ContinuousClock.now - started) }
         throw exitStatus(tally)
@@ -210,10 +213,13 @@ struct Ingest: AsyncParsableCommand {
         for note in report.notes { output.error.append("stdin:\(line): \(note)") }
     }
 
+    /// 65 for a bad line; 69 when no sink was available for any event; 1 when some event
+    /// reached no sink (failed, no sink available, or queued and then dropped); else 0.
     func exitStatus(_ tally: Tally) -> ExitCode {
         if tally.bad > 0 { return ExitStatus.badEventData }
-        if tally.failed > 0 { return ExitStatus.noneDelivered }
-        if tally.noSink > 0 { return ExitStatus.noSinkAvailable }
+        let routed = tally.delivered + tally.suppressed + tally.failed + tally.noSink
+        if tally.noSink > 0 && tally.noSink == routed && tally.dropped == 0 { return ExitStatus.noSinkAvailable }
+        if tally.failed > 0 || tally.noSink > 0 || tally.dropped > 0 { return ExitStatus.noneDelivered }
         return ExitStatus.delivered
     }
 
