@@ -153,9 +153,19 @@ public struct RouterDaemon: Service {
                 server.close(promise: nil)
                 connections.closeAll()
             }
-            // Every request read is answered (or its client gone) and routed before the sinks finish.
+            // Every request read is answered (or its client gone) and routed before the sinks
+            // finish; a client that does not read its answers is dropped at the drain limit.
             connections.shutDown()
-            await connections.drained()
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await connections.drained() }
+                group.addTask { [logger, drainLimit = options.drainLimit] in
+                    guard (try? await Task.sleep(for: drainLimit)) != nil else { return }
+                    logger.warning("connections still open at the drain limit are closed", metadata: ["limit": "\(DurationParser.format(drainLimit))"])
+                    connections.closeAll()
+                }
+                await group.next()
+                group.cancelAll()
+            }
         } onGracefulShutdown: {
             Systemd.notify("STOPPING=1")
             // Stop accepting; a client mid-request gets its answer, an idle one sees the end.

@@ -283,6 +283,33 @@ struct DaemonTests {
         #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket is removed")
     }
 
+    /// A client that pipelines thousands of requests and reads no answer cannot hold the
+    /// daemon past its drain limit after SIGTERM: it is dropped, and serve exits 0.
+    @Test func aClientThatReadsNothingCannotHoldUpTheStop() async throws {
+        let daemon = try DaemonProcess.start(config: try Self.config())
+        defer { daemon.stop() }
+        // Another process: it writes its hello and 5,000 requests, blocking once the socket
+        // is full, and never reads.
+        let script = """
+            import socket, sys, time
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(sys.argv[1])
+            line = b'{"request":"send","event":{"title":"pipelined","level":"debug"}}\\n'
+            s.sendall(b'{"hello":"notify-route","version":1}\\n' + line * 5000)
+            time.sleep(15)
+            """
+        let socket = daemon.socketPath
+        async let greedy = PrivateJournal.offPool {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, socket], timeLimit: .seconds(30))
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        daemon.signal(SIGTERM)
+        let exit = try #require(daemon.waitForExit(timeLimit: .seconds(20)), "serve still running 20 s after SIGTERM: \(daemon.log)")
+        #expect(exit.status == 0, "\(daemon.log)")
+        #expect(exit.after < .seconds(10), "stopped after \(exit.after)")
+        _ = try await greedy
+    }
+
     @Test func aHungDaemonCostsAClientAtMostTheGreetingLimit() async throws {
         let config = try Self.config()
         let daemon = try DaemonProcess.start(config: config)
