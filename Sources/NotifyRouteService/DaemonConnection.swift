@@ -15,8 +15,8 @@ import Synchronization
 final class DaemonConnection: Sendable {
     enum Request: Sendable {
         case line(ByteBuffer)
-        /// A line over the limit: answered, then the connection ends.
-        case tooLong(Int)
+        /// A line that will not be read (``LineFrame/refused(_:)``): answered, then the connection ends.
+        case refused(String)
     }
 
     private struct State {
@@ -102,10 +102,8 @@ final class DaemonConnection: Sendable {
             let pending: RouterDaemon.Pending
             switch request {
             case .line(let line): pending = await daemon.handle(line.readableBytesView, &session, queuedBehind: behind)
-            case .tooLong(let length):
-                let answer = DaemonProtocol.Answer.failure(
-                    "a request line of more than \(length) bytes; at most \(DaemonProtocol.maximumLineBytes) are read", exit: 64)
-                pending = RouterDaemon.Pending(line: DaemonProtocol.encodeLine(answer))
+            case .refused(let reason):
+                pending = RouterDaemon.Pending(line: DaemonProtocol.encodeLine(DaemonProtocol.Answer.failure(reason, exit: 64)))
             }
             answer(pending)
             routed += 1
@@ -262,9 +260,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
         case .line(let line):
             guard !GreetingHandler.isBlank(line) else { return }
             request = .line(line)
-        case .tooLong(let length):
+        case .refused(let reason):
             ending = true
-            request = .tooLong(length)
+            request = .refused(reason)
         }
         unanswered += 1
         // Started once the read's lines are all queued: a task started at the first would

@@ -76,6 +76,7 @@ public struct RouterDaemon: Service {
 
     public func run() async throws {
         let connections = ConnectionRegistry()
+        let lineBudget = LineBudget()
         // One loop for the listener and its connections: handing each new channel to the other
         // loop cost four wake-ups between the two per connection (perf sched), and a loop's
         // share of routing an event is small enough that one keeps up (Benchmarks README, seventh pass).
@@ -95,7 +96,7 @@ public struct RouterDaemon: Service {
                         logger.warning("refused a connection", metadata: ["pid": "\(peer?.pid ?? 0)", "uid": "\(peer.map { String($0.uid) } ?? "?")", "reason": "\(refusal)"])
                     }
                     let pipeline = channel.pipeline.syncOperations
-                    try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(limit: DaemonProtocol.maximumLineBytes)))
+                    try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(limit: DaemonProtocol.maximumLineBytes, budget: lineBudget)))
                     if let peer, refusal == nil {
                         try pipeline.addHandler(GreetingHandler(peerPID: peer.pid, welcome: { [host] in host.welcome }))
                     }

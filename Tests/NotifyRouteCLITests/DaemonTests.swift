@@ -310,6 +310,63 @@ struct DaemonTests {
         _ = try await greedy
     }
 
+    /// A thousand connections that each send most of a megabyte and no newline: the daemon
+    /// holds a bounded share of it (the rest are closed with the reason), stays under 100 MB
+    /// and still routes a send from another client.
+    @Test func aThousandUnterminatedMegabytesCannotExhaustTheDaemon() async throws {
+        let daemon = try DaemonProcess.start(config: try Self.config())
+        defer { daemon.stop() }
+        let directory = try TestEnvironment.temporaryDirectory("unterminated")
+        let (sent, done) = (directory.appendingPathComponent("sent").path, directory.appendingPathComponent("done").path)
+        let script = """
+            import json, os, socket, sys, time
+            path, sent_file, done_file = sys.argv[1:4]
+            data = memoryview(b'{"hello":"notify-route","version":1}\\n' + b'x' * 1000000)
+            socks = []
+            for _ in range(1000):
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(path)
+                s.setblocking(False)
+                socks.append(s)
+            sent = [0] * len(socks)
+            closed = 0
+            idle_since = time.time()
+            while time.time() - idle_since < 1.5:
+                for i, s in enumerate(socks):
+                    if s is None or sent[i] >= len(data):
+                        continue
+                    try:
+                        n = s.send(data[sent[i]:sent[i] + 65536])
+                        sent[i] += n
+                        idle_since = time.time()
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        socks[i] = None
+                        closed += 1
+            with open(sent_file, "w") as f:
+                json.dump({"bytes": sum(sent), "closed": closed}, f)
+            while not os.path.exists(done_file):
+                time.sleep(0.05)
+            """
+        let socket = daemon.socketPath
+        async let hostile = PrivateJournal.offPool {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, socket, sent, done], timeLimit: .seconds(120))
+        }
+        for _ in 0..<6000 where !FileManager.default.fileExists(atPath: sent) { try await Task.sleep(for: .milliseconds(20)) }
+        let summary = try String(contentsOfFile: sent, encoding: .utf8)
+        let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
+        let rssKiB = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? -1
+        print("serve with 1,000 unterminated lines: \(summary), VmRSS \(rssKiB) KiB")
+        #expect(rssKiB > 0 && rssKiB < 100 * 1024, "VmRSS \(rssKiB) KiB after \(summary)")
+        let send = try await Self.run(["send", "--json", "still routed"], daemon)
+        #expect(send.status == 0, "\(send.standardError)")
+        #expect(try Self.json(send.standardOutput)["via"] as? String == "daemon", "\(send.standardOutput)")
+        FileManager.default.createFile(atPath: done, contents: nil)
+        #expect(try await hostile.status == 0)
+        #expect(daemon.exitStatus() == nil, "the daemon is still running: \(daemon.log)")
+    }
+
     @Test func aHungDaemonCostsAClientAtMostTheGreetingLimit() async throws {
         let config = try Self.config()
         let daemon = try DaemonProcess.start(config: config)
