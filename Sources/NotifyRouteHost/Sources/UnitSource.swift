@@ -11,9 +11,10 @@ import NotifyRoute
 ///
 /// The system manager names the unit in `UNIT`, a user manager in `USER_UNIT`. Only
 /// records written by root or by this user count (journald's trusted `_UID`), so another
-/// user cannot forge a failure. A failure becomes an error (title `NAME failed`, body the
-/// result and the unit's last log lines, replace key `unit:NAME`); the unit active again
-/// replaces it with a success, or closes it (`recovered: close`).
+/// user cannot forge a failure, nor a line of its body (``lineMatches(unit:userManager:uid:)``).
+/// A failure becomes an error (title `NAME failed`, body the result and the unit's last
+/// log lines, replace key `unit:NAME`); the unit active again replaces it with a success,
+/// or closes it (`recovered: close`).
 struct UnitSource {
     static let failedMessageID = "d9b373ed55a64feb8242e02dbe79a49c"
     static let startedMessageID = "39f53479d3a045ac8e11786248231fbf"
@@ -72,10 +73,14 @@ struct UnitSource {
     }
 
     /// The journal matches of a unit's own log lines and of systemd's lines about it, as
-    /// `journalctl -u` (or `--user-unit`) shows them.
-    static func lineMatches(unit: String, userManager: Bool) -> [String?] {
-        userManager
-            ? ["_SYSTEMD_USER_UNIT=\(unit)", nil, "USER_UNIT=\(unit)"]
-            : ["_SYSTEMD_UNIT=\(unit)", nil, "UNIT=\(unit)"]
+    /// `journalctl -u` (or `--user-unit`) shows them. Any user may write `UNIT=` or
+    /// `USER_UNIT=`: only the trusted `_PID`/`_UID` journald adds say systemd wrote it.
+    static func lineMatches(unit: String, userManager: Bool, uid: uid_t = getuid()) -> [String?] {
+        guard userManager else {
+            return ["_SYSTEMD_UNIT=\(unit)", nil, "UNIT=\(unit)", "_PID=1", nil, "UNIT=\(unit)", "_UID=0"]
+        }
+        // The user's manager runs as the user; a field given twice matches either value.
+        let managers = uid == 0 ? ["_UID=0"] : ["_UID=0", "_UID=\(uid)"]
+        return ["_SYSTEMD_USER_UNIT=\(unit)", "_UID=\(uid)", nil, "USER_UNIT=\(unit)"] + managers
     }
 }
