@@ -179,6 +179,37 @@ struct SourceTests {
         }
     }
 
+    /// A notification server that reads links in the body (`body-hyperlinks`, without
+    /// `body-markup`) gets a record's text escaped: no one's log line becomes a link.
+    @Test(.enabled(if: DBusMockDaemon.shouldRun, "needs dbus-daemon and python3-dbusmock"))
+    func aRecordsTextIsEscapedForAServerThatReadsLinks() async throws {
+        try await PrivateJournal.withAccess {
+            let mock = try DBusMockDaemon.start(capabilities: "body body-hyperlinks")
+            defer { mock.shutdown() }
+            let url = directory.appendingPathComponent("desktop.yaml")
+            try """
+                sinks:
+                  desktop: { kind: desktop, deadline: 2s }
+                fallback: [desktop]
+                sources:
+                \(errorsSource(["body: \"{MESSAGE}\""]))
+                """.write(to: url, atomically: true, encoding: .utf8)
+            let daemon = try DaemonProcess.start(config: url, environment: mock.environment)
+            defer { daemon.stop() }
+            try await waitForLog(daemon, Self.started)
+            let text = "<a href=\"https://example.invalid/fix\">run the fix</a> & <b>now</b>"
+            try await message(text, priority: 3)
+            let end = ContinuousClock.now + .seconds(10)
+            while try mock.notifyCalls().isEmpty, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(50)) }
+            let call = try #require(try mock.notifyCalls().first, "\(daemon.log)")
+            let escaped = "&lt;a href=\"https://example.invalid/fix\"&gt;run the fix&lt;/a&gt; &amp; &lt;b&gt;now&lt;/b&gt;"
+            #expect(call.body == escaped)
+            // The summary is plain text to the spec's servers (GNOME Shell, mako escape it
+            // themselves): escaping it too would show "&amp;".
+            #expect(call.summary == "\(identifier): \(text)")
+        }
+    }
+
     @Test func theFirstRecordIsReadWhenNoneMatchedBefore() async throws {
         try await PrivateJournal.withAccess {
             // An exact identifier: journald filters, and nothing before the start matches.

@@ -11,11 +11,11 @@ struct DesktopRequestMappingTests {
 
     func request(
         _ event: ResolvedEvent, intent: SinkDelivery.Intent = .show, capabilities: Set<String> = everything,
-        hints: [String: DesktopHint] = [:], daemon: DaemonIdentity? = Self.daemon
+        hints: [String: DesktopHint] = [:], daemon: DaemonIdentity? = Self.daemon, serverName: String = "mock-notify"
     ) -> (DesktopNotificationRequest, [String]) {
         let made = DesktopNotificationRequest.make(
             for: SinkDelivery(event: event, sinkName: "desktop", intent: intent), serverCapabilities: capabilities,
-            configuredHints: hints, daemon: daemon)
+            serverName: serverName, configuredHints: hints, daemon: daemon)
         return (made.request, made.notes)
     }
 
@@ -37,8 +37,27 @@ struct DesktopRequestMappingTests {
     @Test func bodyIsEscapedOnlyForServersThatReadMarkup() {
         let event = ResolvedEvent(title: "Disk <full>", body: "a & b <i>c</i> \"q\"")
         #expect(request(event).0.body == "a &amp; b &lt;i&gt;c&lt;/i&gt; \"q\"")
-        #expect(request(event).0.summary == "Disk <full>", "the summary is never markup")
+        #expect(request(event).0.summary == "Disk <full>", "the summary is plain text to the spec's servers")
         #expect(request(event, capabilities: ["actions", "body"]).0.body == "a & b <i>c</i> \"q\"")
+    }
+
+    /// Links are markup: a server that reads them (`body-hyperlinks`) reads `&` and `<` too.
+    @Test func bodyIsEscapedForServersThatReadOnlyLinks() {
+        let event = ResolvedEvent(title: "t", body: "<a href=\"https://example.invalid\">fix</a> & more")
+        #expect(request(event, capabilities: ["body", "body-hyperlinks"]).0.body
+            == "&lt;a href=\"https://example.invalid\"&gt;fix&lt;/a&gt; &amp; more")
+    }
+
+    /// dunst reads the summary with the body's markup (its `format`, `<b>%s</b>\n%b`).
+    @Test func theSummaryIsEscapedForDunstOnly() {
+        let event = ResolvedEvent(title: "Disk <b>full</b> & hot", body: "b")
+        #expect(request(event, serverName: "dunst").0.summary == "Disk &lt;b&gt;full&lt;/b&gt; &amp; hot")
+        #expect(request(event, capabilities: ["body", "body-hyperlinks"], serverName: "dunst").0.summary
+            == "Disk &lt;b&gt;full&lt;/b&gt; &amp; hot")
+        #expect(request(event, capabilities: ["body"], serverName: "dunst").0.summary == "Disk <b>full</b> & hot")
+        #expect(request(event, serverName: "gnome-shell").0.summary == "Disk <b>full</b> & hot")
+        let count = request(event, intent: .updateDuplicateCount(SinkHandle("42@:1.42/0c5f1e2a"), count: 3), serverName: "dunst")
+        #expect(count.0.summary == "Disk &lt;b&gt;full&lt;/b&gt; &amp; hot (×3)")
     }
 
     @Test func fieldsAndHints() {

@@ -25,7 +25,7 @@ struct DesktopNotificationRequest: Hashable, Sendable {
     ///   instance is not replaced (see ``DesktopHandle``).
     /// - Returns: the request and the notes for the report (actions dropped, ...).
     static func make(
-        for delivery: SinkDelivery, serverCapabilities: Set<String>, configuredHints: [String: DesktopHint],
+        for delivery: SinkDelivery, serverCapabilities: Set<String>, serverName: String, configuredHints: [String: DesktopHint],
         daemon: DaemonIdentity? = nil
     ) -> (request: DesktopNotificationRequest, notes: [String]) {
         let event = delivery.event
@@ -56,11 +56,12 @@ struct DesktopNotificationRequest: Hashable, Sendable {
         // The `value` hint draws a bar (dunst, mako, GNOME Shell's OSD-like servers); the event's wins over the config's.
         if let progress = event.progress { hints["value"] = .int32(Int32(clamping: progress)) }
 
+        let markup = readsMarkup(serverCapabilities)
         return (DesktopNotificationRequest(
             replacesID: replacesID,
             appName: event.app.isEmpty ? "notify-route" : event.app,
-            summary: summary,
-            body: event.body.map { serverCapabilities.contains("body-markup") ? escapeMarkup($0) : $0 },
+            summary: markup && readsMarkupInSummary(serverName) ? escapeMarkup(summary) : summary,
+            body: event.body.map { markup ? escapeMarkup($0) : $0 },
             icon: event.icon.flatMap { $0.isEmpty ? nil : $0 },
             urgency: event.style.urgency.byteValue,
             expireTimeout: expireTimeout(event.timeout),
@@ -80,8 +81,20 @@ struct DesktopNotificationRequest: Hashable, Sendable {
         }
     }
 
-    /// A server that advertises `body-markup` reads `<b>`, `&amp;`...: escape what the
-    /// user wrote so it shows as typed. Quotes need no escaping in element text.
+    /// A server that advertises `body-markup` reads `<b>`, `&amp;`...; one that advertises
+    /// `body-hyperlinks` reads `<a href>`, and so `&` and `<` too. Either way the text is
+    /// escaped, so what anyone wrote (a journal line, say) shows as typed, never as a link.
+    static func readsMarkup(_ serverCapabilities: Set<String>) -> Bool {
+        serverCapabilities.contains("body-markup") || serverCapabilities.contains("body-hyperlinks")
+    }
+
+    /// The spec makes the summary plain text, and GNOME Shell and mako escape it themselves
+    /// (escaping it here would show `&amp;`); dunst reads it with the body's markup.
+    static func readsMarkupInSummary(_ serverName: String) -> Bool {
+        serverName == "dunst"
+    }
+
+    /// Escapes `&`, `<` and `>` so markup shows as typed. Quotes need no escaping in element text.
     static func escapeMarkup(_ text: String) -> String {
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count)

@@ -7,7 +7,8 @@ import Synchronization
 /// - Mapping: the level's urgency, the timeout as `expire_timeout` (`never` is 0,
 ///   `default` the server's default, a duration in milliseconds), app name, icon (a
 ///   theme name or a path), category, extra hints from the config, summary and body.
-///   The body is escaped (`&`, `<`, `>`) when the daemon advertises `body-markup`.
+///   The body is escaped (`&`, `<`, `>`) when the daemon advertises `body-markup` or
+///   `body-hyperlinks`, and so is the summary for dunst, which reads markup in it too.
 /// - Replace: the handle is the server's notification id as a decimal string; a
 ///   replace or a duplicate-count update re-shows under that id (`replaces_id`), so it
 ///   works even for a notification another process showed.
@@ -125,7 +126,7 @@ public final class DesktopSink: NotificationSink {
         return SinkCapabilities(
             canReplace: true, canClose: true,
             supportsActions: server.map { $0.capabilities.contains("actions") } ?? true,
-            supportsMarkup: server.map { $0.capabilities.contains("body-markup") } ?? false,
+            supportsMarkup: server.map { DesktopNotificationRequest.readsMarkup($0.capabilities) } ?? false,
             reportsInteractions: true, deliversInline: true)
     }
 
@@ -176,7 +177,8 @@ public final class DesktopSink: NotificationSink {
                     defer { watchdog.map(DeadlineTimer.shared.cancel) }
                     let daemon = Self.currentDaemon(for: delivery.intent, probe: probe)
                     let (request, notes) = DesktopNotificationRequest.make(
-                        for: delivery, serverCapabilities: server.capabilities, configuredHints: hints, daemon: daemon)
+                        for: delivery, serverCapabilities: server.capabilities, serverName: server.name,
+                        configuredHints: hints, daemon: daemon)
                     let token = daemon?.token ?? ""
                     do throws(SinkError) {
                         let id = try LibNotifyPresenter.show(request, hub: hub, daemon: token)
