@@ -148,7 +148,7 @@ struct SourceTests {
             #expect(events.first?["source"] as? String == "errors")
             #expect(events.first?["app"] as? String == identifier)
             #expect(events.dropFirst().first?["title"] as? String == "\(identifier): pager alert")
-            #expect(events.dropFirst().first?["level"] as? String == "critical")
+            #expect(events.dropFirst().first?["level"] as? String == "error", "PRIORITY=2 at most max_level, error")
             #expect(events.dropFirst(2).first?["title"] as? String == "\(identifier): from a program")
             #expect(events.dropFirst(2).first?["level"] as? String == "error")
             // The journal sink did write them, so the guard was what kept them out.
@@ -176,6 +176,33 @@ struct SourceTests {
             #expect(event["level"] as? String == "warning")
             #expect(event["tags"] as? [String] == ["ops"])
             #expect(event["replace_key"] as? String == "job-nightly")
+        }
+    }
+
+    /// Any local user may log at PRIORITY=2: that gives at most the source's `max_level`,
+    /// `error` unless the config says otherwise, so no one can raise a sticky critical
+    /// alert (one that breaks through a pause) by logging.
+    @Test func aRecordsPriorityGivesAtMostErrorByDefault() async throws {
+        try await PrivateJournal.withAccess {
+            let daemon = try DaemonProcess.start(config: try config(sources: errorsSource()))
+            defer { daemon.stop() }
+            try await waitForLog(daemon, Self.started)
+            try await message("emergency, says anyone", priority: 0)
+            try await message("critical, says anyone", priority: 2)
+            let events = try await waitForEvents(2)
+            #expect(events.map { $0["level"] as? String } == ["error", "error"], "\(events)")
+        }
+    }
+
+    @Test func maxLevelCriticalLetsAPriorityGiveCritical() async throws {
+        try await PrivateJournal.withAccess {
+            let daemon = try DaemonProcess.start(config: try config(sources: errorsSource(["max_level: critical"])))
+            defer { daemon.stop() }
+            try await waitForLog(daemon, Self.started)
+            try await message("critical, says the config", priority: 2)
+            try await message("an error stays one", priority: 3)
+            let events = try await waitForEvents(2)
+            #expect(events.map { $0["level"] as? String } == ["critical", "error"], "\(events)")
         }
     }
 
@@ -515,7 +542,7 @@ struct SourceTests {
                   quiet:
                     kind: journal
                     match: { SYSLOG_IDENTIFIER: "\(identifier)", PRIORITY: ">=6" }
-                \(errorsSource(["title: \"{SYSLOG_IDENTIFIER} failed: {MESSAGE}\"", "replace_key: \"disk:{DISK}\""]))
+                \(errorsSource(["title: \"{SYSLOG_IDENTIFIER} failed: {MESSAGE}\"", "replace_key: \"disk:{DISK}\"", "max_level: critical"]))
                 """,
                 routes: """
                 routes:

@@ -388,6 +388,8 @@ public enum ConfigSchema {
                   "which units (`units`), or whose records (`journal`: the record's `_SYSTEMD_UNIT` or `_SYSTEMD_USER_UNIT`)"),
         ConfigKey(.source, "level", .level, default: .implicit("from the record's PRIORITY (`journal`); `error` (`units`)"), example: "warning",
                   "the events' level"),
+        ConfigKey(.source, "max_level", .level, default: .value(SourceDeclaration.defaultMaxLevel.rawValue), example: "critical",
+                  "the highest level a record gives the event (`journal`: its PRIORITY, which any local user may set; `units`: error); a fixed `level` is not capped"),
         ConfigKey(.source, "title", .other("template: text with `{FIELD}` or `{FIELD|OTHER}`"),
                   default: .implicit("`{SYSLOG_IDENTIFIER|_COMM}: {MESSAGE}`; units: `{UNIT} failed`"), example: "\"{_SYSTEMD_UNIT}: {MESSAGE}\"",
                   "the events' title, over the record's fields"),

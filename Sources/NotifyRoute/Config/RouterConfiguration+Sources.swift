@@ -59,6 +59,7 @@ extension RouterConfiguration {
             source.units = globs
         }
         source.level = try map.level("level")
+        if let maxLevel = try map.level("max_level") { source.maxLevel = maxLevel }
         source.title = try template("title")
         source.body = try template("body")
         source.app = try template("app")
@@ -97,6 +98,7 @@ extension SourceDeclaration {
             }, flow: true)
             case "units": units.map(globs)
             case "level": level.map { .key($0.rawValue) }
+            case "max_level": .key(maxLevel.rawValue)
             case "title": .quoted(title?.template)
             case "body": .quoted(body?.template)
             case "app": .quoted(app?.template)

@@ -41,6 +41,9 @@ public struct SourceDeclaration: Hashable, Sendable {
     public var units: [Glob]?
     /// A fixed level; unset: from the record's `PRIORITY` (`journal`), `error` (`units`).
     public var level: Level?
+    /// The highest level a record can give itself (its `PRIORITY`): any local user may log
+    /// at any priority. A fixed `level` is the config's own and is not capped.
+    public var maxLevel: Level
     public var title: FieldTemplate?
     public var body: FieldTemplate?
     public var app: FieldTemplate?
@@ -56,7 +59,8 @@ public struct SourceDeclaration: Hashable, Sendable {
 
     public init(
         name: String, kind: Kind, journal: JournalScope = .all, match: [FieldCondition] = [], units: [Glob]? = nil,
-        level: Level? = nil, title: FieldTemplate? = nil, body: FieldTemplate? = nil, app: FieldTemplate? = nil,
+        level: Level? = nil, maxLevel: Level = SourceDeclaration.defaultMaxLevel,
+        title: FieldTemplate? = nil, body: FieldTemplate? = nil, app: FieldTemplate? = nil,
         source: String? = nil, tags: Set<String> = [], dedupKey: FieldTemplate? = nil, replaceKey: FieldTemplate? = nil,
         rate: RateLimit? = nil, recovery: Recovery = .notify, location: SourceLocation? = nil
     ) {
@@ -66,6 +70,7 @@ public struct SourceDeclaration: Hashable, Sendable {
         self.match = match
         self.units = units
         self.level = level
+        self.maxLevel = maxLevel
         self.title = title
         self.body = body
         self.app = app
@@ -76,6 +81,14 @@ public struct SourceDeclaration: Hashable, Sendable {
         self.rate = rate
         self.recovery = recovery
         self.location = location
+    }
+
+    /// A record's own PRIORITY gives no sticky critical alert unless the config allows it.
+    public static let defaultMaxLevel = Level.error
+
+    /// The events' level: the fixed one, else the record's (`recordLevel`) up to `maxLevel`.
+    public func effectiveLevel(_ recordLevel: Level) -> Level {
+        level ?? min(recordLevel, maxLevel)
     }
 
     /// A desktop takes a handful of alerts a minute; a flood past that is summarised.

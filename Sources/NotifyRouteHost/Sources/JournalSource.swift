@@ -2,7 +2,7 @@ import NotifyRoute
 
 /// `kind: journal`: a record whose fields hold every condition of `match` (and, with
 /// `units`, whose `_SYSTEMD_UNIT` or `_SYSTEMD_USER_UNIT` matches one) becomes an event,
-/// its level from `PRIORITY` unless the source sets one.
+/// its level from `PRIORITY` (at most `max_level`) unless the source sets one.
 struct JournalSource {
     let declaration: SourceDeclaration
 

@@ -8,7 +8,8 @@ package enum SourceAction: Sendable, Equatable {
 
 extension SourceDeclaration {
     /// The event of one record: the templates rendered over its fields, a missing field empty.
-    package func event(from fields: [String: String], level defaultLevel: Level) -> NotificationEvent {
+    /// `recordLevel` is what the record says (its PRIORITY), at most ``maxLevel``.
+    package func event(from fields: [String: String], level recordLevel: Level) -> NotificationEvent {
         let lookup: (String) -> String? = { fields[$0] }
         func nonEmpty(_ text: String) -> String? { text.isEmpty ? nil : text }
         // A title is one line: a multi-line MESSAGE keeps its lines apart with spaces.
@@ -16,7 +17,7 @@ extension SourceDeclaration {
         return NotificationEvent(
             title: title.isEmpty ? name : title,
             body: effectiveBody.flatMap { nonEmpty($0.render(lookup)) },
-            level: level ?? defaultLevel,
+            level: effectiveLevel(recordLevel),
             app: nonEmpty(effectiveApp.render(lookup)),
             source: source ?? name,
             tags: tags,
