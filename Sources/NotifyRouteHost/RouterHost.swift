@@ -231,9 +231,11 @@ public actor RouterHost {
         public var groupsOpen = 0, timersWaiting = 0
         /// Inhibit rules whose source event is active now, and what they hold back.
         public var inhibitions: [InhibitionStatus] = []
+        /// The state directory (dedup, replace handles, the socket by default); `nil`: none is used.
+        public var state: String?
 
         enum CodingKeys: String, CodingKey {
-            case pid, config, reloads, sinks, retries, queues, held, pause, silences, groups, timers, inhibitions
+            case pid, config, reloads, sinks, retries, queues, held, pause, silences, groups, timers, inhibitions, state
             case loadedAt = "loaded_at", uptimeSeconds = "uptime_seconds", inFlight = "in_flight"
             case groupsOpen = "groups_open", timersWaiting = "timers_waiting"
         }
@@ -343,6 +345,7 @@ public actor RouterHost {
             }),
             held: heldRecords(state), pause: pauseStatus(router), silences: silenceStatus(router))
         status.inhibitions = inhibitionRecords(state, router)
+        status.state = router.stateDirectory
         if let work = try? router.pendingWork(limit: Self.pendingListed) {
             status.groups = work.groups.map {
                 GroupStatus(route: $0.route, sink: $0.sink, name: $0.name, count: $0.count, pending: $0.pending, due: HistoryTime.format($0.due))

@@ -330,3 +330,51 @@ import Testing
         }
     }
 }
+
+/// Issue 55, item 7: without XDG_RUNTIME_DIR (cron, `sudo -i`, ssh without pam_systemd), the
+/// state went to `notify-route-UID` under the temporary directory, a name another user could
+/// make first: dedup, rate limits and the daemon were then switched off for this user.
+extension SecurityTests {
+    @Test(.enabled(if: TestEnvironment.runsAsRoot && ProcessRunner.which("setpriv") != nil, "needs root and setpriv to act as another user"))
+    func anotherUserCannotSquatTheStateDirectoryWithoutARuntimeDirectory() async throws {
+        let setpriv = try #require(ProcessRunner.which("setpriv"))
+        let temporary = try TestEnvironment.temporaryDirectory("nr-tmp")
+        chmod(temporary.path, 0o1777)
+        // The name the state used to take there, made first by uid 65534.
+        let squatted = temporary.path + "/notify-route-\(getuid())"
+        let made = try ProcessRunner.run(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", "mkdir", "-m", "0700", squatted])
+        try #require(made.status == 0, "\(made.standardError)")
+        // Short: the daemon's socket is in there, and a socket's path has at most 107 bytes.
+        let home = try TestEnvironment.temporaryDirectory("h")
+        let state = home.path + "/.local/state/notify-route/runtime"
+        let config = path("cron.yaml")
+        try "sinks: { tty: { kind: terminal } }\nroutes: [ { to: [tty], dedup: { window: 1h } } ]\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        // As cron has it: a HOME, no runtime directory (empty counts as unset).
+        let environment = ["XDG_RUNTIME_DIR": "", "XDG_STATE_HOME": "", "HOME": home.path, "TMPDIR": temporary.path,
+                           "NOTIFY_ROUTE_SOCKET": "", "NO_COLOR": "1"]
+
+        let first = try ProcessRunner.notifyRoute(["send", "--config", config, "Disk full"], environment: environment)
+        #expect(first.status == 0)
+        #expect(first.standardError == "[info] Disk full\n", "no state refused: \(first.standardError)")
+        let second = try ProcessRunner.notifyRoute(["send", "--config", config, "--json", "Disk full"], environment: environment)
+        let sink = (try DaemonTests.json(second.standardOutput)["sinks"] as? [[String: Any]])?.first
+        #expect(sink?["status"] as? String == "suppressed" && sink?["reason"] as? String == "duplicate",
+                "dedup holds across calls: \(second.standardOutput) \(second.standardError)")
+        var info = stat()
+        #expect(stat(state, &info) == 0 && info.st_uid == getuid() && info.st_mode & 0o777 == 0o700, "a directory of ours, 0700")
+        #expect(FileManager.default.fileExists(atPath: state + "/state.db"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: squatted).isEmpty, "nothing of ours in theirs")
+
+        // The daemon finds its socket there too, and `status` says where the state is.
+        let daemon = try DaemonProcess.start(
+            config: URL(fileURLWithPath: config), environment: environment, socket: state + "/socket", namingSocket: false)
+        defer { daemon.stop() }
+        let status = try ProcessRunner.notifyRoute(["status"], environment: environment)
+        #expect(status.status == 0, "\(status.standardError)")
+        #expect(status.standardOutput.contains("daemon pid \(daemon.pid)"))
+        #expect(status.standardOutput.contains("state in \(state)\n"), "\(status.standardOutput)")
+        let planned = try ProcessRunner.notifyRoute(["send", "--config", config, "--dry-run", "--json", "Disk full"], environment: environment)
+        #expect(try DaemonTests.json(planned.standardOutput)["via"] as? String == "daemon", "\(planned.standardError)")
+    }
+}

@@ -36,13 +36,15 @@ public final class DaemonProcess {
     ///
     /// - Parameter socket: the socket of an earlier daemon, to restart on it (default: one of its own).
     /// - Parameter runtime: an earlier daemon's runtime (state) directory, to restart on its state.
+    /// - Parameter namingSocket: pass `--socket`; without it the daemon finds its socket as a
+    ///   user's would (`socket` is then where the test expects it, for the wait).
     public static func start(
         config: URL?, arguments extra: [String] = [], environment: [String: String] = [:], launcher: [String] = [],
-        waitForSocket: Bool = true, socket: String? = nil, runtime: String? = nil
+        waitForSocket: Bool = true, socket: String? = nil, runtime: String? = nil, namingSocket: Bool = true
     ) throws -> DaemonProcess {
         let directory = try TestEnvironment.temporaryDirectory("notify-route-daemon")
         let socketPath = socket ?? directory.appendingPathComponent("socket").path
-        var arguments = ["serve", "--socket", socketPath]
+        var arguments = namingSocket ? ["serve", "--socket", socketPath] : ["serve"]
         if let config { arguments += ["--config", config.path] }
         arguments += extra
         return try DaemonProcess(
@@ -66,7 +68,8 @@ public final class DaemonProcess {
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
         chmod(runtime.path, 0o700)
         runtimeDirectory = runtime.path
-        env["XDG_RUNTIME_DIR"] = runtime.path
+        // The caller's, when it gives one (an empty one: none, as under cron).
+        env["XDG_RUNTIME_DIR"] = environment["XDG_RUNTIME_DIR"] ?? runtime.path
         stateHome = environment["XDG_STATE_HOME"] ?? directory.appendingPathComponent("state").path
         env["XDG_STATE_HOME"] = stateHome
 

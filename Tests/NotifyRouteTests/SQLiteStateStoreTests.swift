@@ -411,9 +411,12 @@ import Testing
         let runtime = fresh()
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
         #expect(try StateDirectory.resolve(environment: ["XDG_RUNTIME_DIR": runtime]) == runtime + "/notify-route")
-        let temporary = fresh()
-        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
-        #expect(try StateDirectory.resolve(environment: ["TMPDIR": temporary]) == "\(temporary)/notify-route-\(getuid())")
+        // Without one: in the history's directory, never a name in the temporary directory.
+        let stateHome = fresh()
+        #expect(try StateDirectory.resolve(environment: ["XDG_STATE_HOME": stateHome]) == stateHome + "/notify-route/runtime")
+        let home = fresh()
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        #expect(try StateDirectory.resolve(environment: ["HOME": home, "XDG_RUNTIME_DIR": ""]) == home + "/.local/state/notify-route/runtime")
     }
 
     @Test func openToOthersIsRefused() throws {
@@ -446,7 +449,7 @@ import Testing
     // MARK: The state directory under attack
 
     /// A world-writable runtime directory that is not sticky lets anyone replace
-    /// `notify-route` in it: a warning, and the private directory under TMPDIR instead.
+    /// `notify-route` in it: a warning, and the private directory in the state home instead.
     /// A sticky one (as /tmp) protects what is ours in it, and is used.
     @Test func aWorldWritableRuntimeDirectoryThatIsNotStickyIsPassedOverWithAWarning() throws {
         let runtime = fresh(), temporary = fresh()
@@ -454,14 +457,14 @@ import Testing
         try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
         chmod(runtime, 0o777)
         var warnings: [String] = []
-        let chosen = try StateDirectory.resolve(environment: ["XDG_RUNTIME_DIR": runtime, "TMPDIR": temporary]) { warnings.append($0) }
-        #expect(chosen == "\(temporary)/notify-route-\(getuid())")
-        #expect(warnings == ["XDG_RUNTIME_DIR \(runtime) is not safe for the state (\(runtime) is writable by others and not sticky (mode 777)); using a private directory under the temporary directory instead"])
+        let chosen = try StateDirectory.resolve(environment: ["XDG_RUNTIME_DIR": runtime, "XDG_STATE_HOME": temporary]) { warnings.append($0) }
+        #expect(chosen == "\(temporary)/notify-route/runtime")
+        #expect(warnings == ["XDG_RUNTIME_DIR \(runtime) is not safe for the state (\(runtime) is writable by others and not sticky (mode 777)); using \(temporary)/notify-route/runtime instead"])
         #expect(!FileManager.default.fileExists(atPath: runtime + "/notify-route"))
 
         chmod(runtime, 0o1777)
         warnings = []
-        #expect(try StateDirectory.resolve(environment: ["XDG_RUNTIME_DIR": runtime, "TMPDIR": temporary]) { warnings.append($0) } == runtime + "/notify-route")
+        #expect(try StateDirectory.resolve(environment: ["XDG_RUNTIME_DIR": runtime, "XDG_STATE_HOME": temporary]) { warnings.append($0) } == runtime + "/notify-route")
         #expect(warnings.isEmpty)
     }
 
@@ -474,8 +477,8 @@ import Testing
         try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
         #expect(chown(runtime, 65534, 65534) == 0)
         var warnings: [String] = []
-        #expect(try StateDirectory.resolve(environment: ["XDG_RUNTIME_DIR": runtime, "TMPDIR": temporary]) { warnings.append($0) }
-            == "\(temporary)/notify-route-0")
+        #expect(try StateDirectory.resolve(environment: ["XDG_RUNTIME_DIR": runtime, "XDG_STATE_HOME": temporary]) { warnings.append($0) }
+            == "\(temporary)/notify-route/runtime")
         #expect(warnings.first?.contains("\(runtime) belongs to uid 65534") == true, "\(warnings)")
     }
 

@@ -63,9 +63,10 @@ public final class RouterMemory: Sendable {
     }
 
     /// `$XDG_STATE_HOME/notify-route`, else `$HOME/.local/state/notify-route`: made (0700)
-    /// if missing, and checked as the state directory is (``StateDirectory``).
+    /// if missing, and checked as the state directory is (``StateDirectory``). `naming`: what
+    /// the messages call it (the state directory's fallback is made inside it).
     public static func resolveDirectory(
-        environment: [String: String] = ProcessEnvironment.values(["XDG_STATE_HOME", "HOME"])
+        environment: [String: String] = ProcessEnvironment.values(["XDG_STATE_HOME", "HOME"]), naming what: String = "history directory"
     ) throws(StateDirectory.Refused) -> String {
         let base: String
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
@@ -73,7 +74,7 @@ public final class RouterMemory: Sendable {
         } else if let home = environment["HOME"], home.hasPrefix("/") {
             base = home + "/.local/state"
         } else {
-            throw StateDirectory.Refused(description: "neither XDG_STATE_HOME nor HOME is set: no place for the history")
+            throw StateDirectory.Refused(description: "neither XDG_STATE_HOME nor HOME is set: no place for the \(what)")
         }
         // The parents as XDG says (0700 for the state home), ours checked like the runtime state's.
         var prefix = ""
@@ -88,7 +89,7 @@ public final class RouterMemory: Sendable {
         }
         let path = base + "/notify-route"
         if let unsafe = StateDirectory.unsafeAncestor(of: path) {
-            throw StateDirectory.Refused(description: "the history directory \(path) is not safe: \(unsafe)")
+            throw StateDirectory.Refused(description: "the \(what) \(path) is not safe: \(unsafe)")
         }
         try StateDirectory.prepare(path)
         return path

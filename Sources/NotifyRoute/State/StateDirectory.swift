@@ -1,8 +1,11 @@
 import Glibc
 
 /// Where the state lives: `$XDG_RUNTIME_DIR/notify-route/`, or, without a usable runtime
-/// directory, `notify-route-UID/` under the temporary directory. The directory is made
-/// 0700; one owned by another user, open to others, or a symbolic link is refused.
+/// directory (cron, `sudo -i`, ssh without pam_systemd), `runtime/` in the history's
+/// directory (`$XDG_STATE_HOME/notify-route/`, else `~/.local/state/notify-route/`). Not
+/// a name under /tmp: another user could make it first, and switch off dedup, rate limits
+/// and the daemon. The directory is made 0700; one owned by another user, open to others,
+/// or a symbolic link is refused.
 ///
 /// The checks hold against a race. The directory is checked on an open descriptor (what
 /// `fstat` says of the directory itself, not of whatever a path names a moment later),
@@ -16,7 +19,10 @@ public enum StateDirectory {
         public var description: String
     }
 
-    public static func resolve(environment: [String: String] = ProcessEnvironment.values(["XDG_RUNTIME_DIR", "TMPDIR"])) throws(Refused) -> String {
+    /// The variables ``resolve(environment:)`` reads.
+    public static let environmentNames = ["XDG_RUNTIME_DIR", "XDG_STATE_HOME", "HOME"]
+
+    public static func resolve(environment: [String: String] = ProcessEnvironment.values(environmentNames)) throws(Refused) -> String {
         try resolve(environment: environment, warning: { _ in })
     }
 
@@ -24,20 +30,48 @@ public enum StateDirectory {
     public static func resolve(environment: [String: String], warning: (String) -> Void) throws(Refused) -> String {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
             if let unsafe = unsafeAncestor(of: runtime + "/notify-route") {
-                warning("XDG_RUNTIME_DIR \(runtime) is not safe for the state (\(unsafe)); using a private directory under the temporary directory instead")
+                let fallback = Result { () throws(Refused) in try privateFallback(environment) }
+                warning("XDG_RUNTIME_DIR \(runtime) is not safe for the state (\(unsafe)); using "
+                    + ((try? fallback.get()).map { "\($0) instead" } ?? "none"))
+                return try fallback.get()
             } else {
                 let path = runtime + "/notify-route"
                 try prepare(path)
                 return path
             }
         }
-        let temporary = environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
-        let path = "\(temporary)/notify-route-\(getuid())"
-        if let unsafe = unsafeAncestor(of: path) {
-            throw Refused(description: "the state directory \(path) is not safe: \(unsafe)")
+        return try privateFallback(environment)
+    }
+
+    /// `runtime/` in the history's directory: under the user's own home, where no one else
+    /// can make it first. From the environment's XDG_STATE_HOME or HOME, else (none set, or
+    /// another user's home, as under `sudo` keeping HOME) from the user's passwd entry.
+    static func privateFallback(_ environment: [String: String]) throws(Refused) -> String {
+        do throws(Refused) {
+            return try privateFallback(in: environment)
+        } catch {
+            // Looked up only now: the passwd database may be a network service's.
+            guard let home = passwdHome(), environment["XDG_STATE_HOME"]?.hasPrefix("/") == true || environment["HOME"] != home,
+                  let path = try? privateFallback(in: ["HOME": home])
+            else { throw error }
+            return path
         }
+    }
+
+    private static func privateFallback(in environment: [String: String]) throws(Refused) -> String {
+        let path = try RouterMemory.resolveDirectory(environment: environment, naming: "state directory") + "/runtime"
         try prepare(path)
         return path
+    }
+
+    /// The home directory of this process's user, from the passwd database.
+    static func passwdHome() -> String? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(getuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil, let directory = entry.pw_dir else { return nil }
+        let home = String(cString: directory)
+        return home.hasPrefix("/") ? home : nil
     }
 
     /// Creates `path` 0700 if missing, then checks it is a directory of ours that no one

@@ -126,7 +126,7 @@ package enum RouterLoader {
         }
     }
 
-    /// The state database under $XDG_RUNTIME_DIR/notify-route (or a private temp directory).
+    /// The state database under $XDG_RUNTIME_DIR/notify-route (else in the history's directory).
     /// If it cannot be used, say why and keep delivering: losing dedup is better than
     /// losing the event.
     package static func stateStore() -> any RouterStateStore {
@@ -147,7 +147,7 @@ package enum RouterLoader {
             if let resolved { return resolved }
             var warnings: [String] = []
             let result = Result { () throws(StateDirectory.Refused) in
-                try StateDirectory.resolve(environment: ProcessEnvironment.values(["XDG_RUNTIME_DIR", "TMPDIR"]), warning: { warnings.append($0) })
+                try StateDirectory.resolve(environment: ProcessEnvironment.values(StateDirectory.environmentNames), warning: { warnings.append($0) })
             }
             resolved = (result, warnings)
             return (result, warnings)

@@ -77,7 +77,7 @@ struct Status: AsyncParsableCommand {
             return
         }
         guard status["pid"]?.number != 0 else {  // read here: no daemon, so no counts
-            Console.out((Self.stateLines(status) + Self.pendingLines(status)).joined(separator: "\n"))
+            Console.out((Self.directoryLines(status) + Self.stateLines(status) + Self.pendingLines(status)).joined(separator: "\n"))
             return
         }
         var lines: [String] = []
@@ -90,6 +90,7 @@ struct Status: AsyncParsableCommand {
         }
         lines.append("daemon pid \(field("pid")), up \(field("uptime_seconds"))s, \(field("in_flight")) requests in flight")
         lines.append("config \(field("config")), loaded \(field("loaded_at")) (\(field("reloads")) reloads)")
+        lines += Self.directoryLines(status)
         if case .object(let sinks)? = status["sinks"] {
             for (name, counts) in sinks.sorted(by: { $0.key < $1.key }) {
                 guard case .object(let values) = counts else { continue }
@@ -106,6 +107,11 @@ struct Status: AsyncParsableCommand {
         }
         lines += Self.stateLines(status) + Self.pendingLines(status)
         Console.out(lines.joined(separator: "\n"))
+    }
+
+    /// Where the state is: without a runtime directory it is not where one would look first.
+    private static func directoryLines(_ status: JSONValue) -> [String] {
+        [status["state"]?.string.map { "state in \($0)" } ?? "state in this process only (no state directory)"]
     }
 
     /// What is held, the pause, silences and inhibitions.
