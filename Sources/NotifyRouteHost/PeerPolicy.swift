@@ -70,6 +70,25 @@ public struct PeerPolicy: Hashable, Sendable {
         return 0o600
     }
 
+    /// Why the socket at `path`, whose mode is not the daemon's to set (systemd's
+    /// `SocketMode=`), keeps out peers this policy lets in; `nil` when it keeps out none.
+    /// Connecting takes write permission on the socket.
+    public func exclusion(bySocket path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let mode = info.st_mode & 0o777
+        func writable(uid: UInt32?, group: UInt32?) -> Bool {
+            if uid == info.st_uid { return mode & 0o200 != 0 }
+            if group == info.st_gid { return mode & 0o020 != 0 }
+            return mode & 0o002 != 0
+        }
+        let kept = uids.sorted().filter { $0 != 0 && !writable(uid: $0, group: nil) }.map { "uid \($0)" }
+            + groups.sorted().filter { !writable(uid: nil, group: $0) }.map { "group \($0)" }
+        guard !kept.isEmpty else { return nil }
+        return "the inherited socket \(path) (mode \(String(mode, radix: 8))) does not let \(kept.joined(separator: ", ")) connect, "
+            + "which serve.allow names; give the socket unit SocketMode=" + (uids.isEmpty ? "0660 and SocketGroup=" : "0666")
+    }
+
     /// Gives the socket at `path` the mode (and group) this policy needs, and its directory
     /// `directoryMode` when the daemon owns it (its state directory): 0711 lets others
     /// reach the socket without listing the directory. What could not be done is returned,

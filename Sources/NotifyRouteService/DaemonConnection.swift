@@ -39,10 +39,12 @@ final class DaemonConnection: Sendable {
     private let loop: any EventLoop
     private let registry: ConnectionRegistry
 
-    init(handler: ConnectionHandler, loop: any EventLoop, registry: ConnectionRegistry) {
+    /// - Parameter guest: the peer's uid when serve.allow let it in (``RouterDaemon/Session/guest``).
+    init(handler: ConnectionHandler, loop: any EventLoop, registry: ConnectionRegistry, guest: UInt32? = nil) {
         self.handler = NIOLoopBound(handler, eventLoop: loop)
         self.loop = loop
         self.registry = registry
+        state.withLock { $0.session.guest = guest }
     }
 
     /// Queues a request; true when no task routes this connection's requests now, and the
@@ -211,6 +213,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private let registry: ConnectionRegistry
     private let loopExecutor: EventLoopExecutor
     private let refusal: String?
+    private let guest: UInt32?
     private var connection: DaemonConnection?
     private var context: ChannelHandlerContext?
     /// Requests read and not yet answered, on this loop.
@@ -226,16 +229,18 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var lastWrite: EventLoopFuture<Void>?
 
     /// - Parameter refusal: why the peer is not served; it is told so, and nothing is read.
-    init(daemon: RouterDaemon, registry: ConnectionRegistry, loopExecutor: EventLoopExecutor, refusal: String?) {
+    /// - Parameter guest: the peer's uid when serve.allow let it in, not as the owner.
+    init(daemon: RouterDaemon, registry: ConnectionRegistry, loopExecutor: EventLoopExecutor, refusal: String?, guest: UInt32? = nil) {
         self.daemon = daemon
         self.registry = registry
         self.loopExecutor = loopExecutor
         self.refusal = refusal
+        self.guest = guest
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        connection = DaemonConnection(handler: self, loop: context.eventLoop, registry: registry)
+        connection = DaemonConnection(handler: self, loop: context.eventLoop, registry: registry, guest: guest)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -65,6 +65,8 @@ public struct RouterDaemon: Service {
     private let logger: Logger
     /// The state writes of requests routed at once, committed together.
     private let writes = StateWriteBatching()
+    /// The replace keys guests sent, so that each may close its own and no one else's.
+    private let guestKeys = GuestReplaceKeys()
 
     public init(listener: Listener, host: RouterHost, rendering: Rendering, options: Options = Options(), logger: Logger) {
         self.listener = listener
@@ -91,16 +93,19 @@ public struct RouterDaemon: Service {
                     // A client that shuts down its writing side still gets the answers to what it sent.
                     try channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
                     let peer = Self.peerCredentials(of: channel)
-                    let refusal = peer.map(peerPolicy().refusal(for:)) ?? "the peer's credentials could not be read"
+                    let policy = peerPolicy()
+                    let refusal = peer.map(policy.refusal(for:)) ?? "the peer's credentials could not be read"
                     if let refusal {
                         logger.warning("refused a connection", metadata: ["pid": "\(peer?.pid ?? 0)", "uid": "\(peer.map { String($0.uid) } ?? "?")", "reason": "\(refusal)"])
                     }
+                    // Let in by serve.allow, not as the owner: it may hand events in, no more.
+                    let guest = peer.flatMap { $0.uid == policy.owner ? nil : $0.uid }
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(limit: DaemonProtocol.maximumLineBytes, budget: lineBudget)))
                     if let peer, refusal == nil {
                         try pipeline.addHandler(GreetingHandler(peerPID: peer.pid, welcome: { [host] in host.welcome }))
                     }
-                    try pipeline.addHandler(ConnectionHandler(daemon: self, registry: connections, loopExecutor: loopExecutor, refusal: refusal))
+                    try pipeline.addHandler(ConnectionHandler(daemon: self, registry: connections, loopExecutor: loopExecutor, refusal: refusal, guest: guest))
                     connections.add(channel)
                     channel.closeFuture.whenComplete { _ in connections.remove(channel) }
                     return channel.eventLoop.makeSucceededVoidFuture()
@@ -124,6 +129,8 @@ public struct RouterDaemon: Service {
                 throw SocketError(description: "cannot move the socket to \(path): \(reason)")
             }
         case .inherited(let fd):
+            // Before the first client is served: its refusal would otherwise come first.
+            checkInheritedSocket(fd)
             server = try await bootstrap.withBoundSocket(fd).get()
         }
         // The history's records go to its spool, one write each, and are folded into history.db
@@ -213,8 +220,17 @@ public struct RouterDaemon: Service {
     /// Gives the socket (and its owned directory) the modes who is allowed needs; after a
     /// reload too. An inherited socket's mode is systemd's (`SocketMode=`).
     public func applySocketAccess() async {
-        guard case .path(let path) = listener else { return }
-        await applySocketAccess(at: path)
+        switch listener {
+        case .path(let path): await applySocketAccess(at: path)
+        case .inherited(let fd): checkInheritedSocket(fd)
+        }
+    }
+
+    /// An inherited socket's mode is its unit's to set: one that keeps out whom serve.allow
+    /// names is said now, not found out by the first client refused.
+    private func checkInheritedSocket(_ fd: Int32) {
+        guard let path = Systemd.socketPath(of: fd), let problem = peerPolicy().exclusion(bySocket: path) else { return }
+        logger.warning("\(problem)")
     }
 
     private func applySocketAccess(at path: String) async {
@@ -241,6 +257,9 @@ public struct RouterDaemon: Service {
         var noControls: (router: NotificationRouter, count: Int)?
         /// The router this connection's sends used last (``RouterHost/begin(reusing:)``).
         var router: RouterHost.Lease?
+        /// The peer's uid when serve.allow let it in rather than being the daemon's owner:
+        /// it may send, and close and wait for what it sent, nothing else.
+        var guest: UInt32?
     }
 
     /// An answer line, and the commit it waits for before it is written.
@@ -281,6 +300,7 @@ public struct RouterDaemon: Service {
             }
             host.end(report)
             guard let report else { return (sent, committed) }
+            if let guest = session.guest, !request.dryRun, let key = report.event.replaceKey { guestKeys.add(key, by: guest) }
             if let id = request.id {
                 if session.reports.count >= 64 { session.reports.removeAll() }
                 session.reports[id] = report
@@ -290,6 +310,10 @@ public struct RouterDaemon: Service {
             await committed.wait()
             answer.interaction = await interaction(router, report)
             return (answer, committed)
+        }
+        if let guest = session.guest, let refusal = guestRefusal(request, guest: guest) {
+            logger.warning("refused a request", metadata: ["uid": "\(guest)", "request": "\(request.kind.rawValue)", "reason": "\(refusal)"])
+            return (.failure(refusal, exit: 69, id: request.id), nil)
         }
         var answer = DaemonProtocol.Answer(id: request.id)
         switch request.kind {
@@ -341,6 +365,21 @@ public struct RouterDaemon: Service {
             answer.exit = 0
         }
         return (answer, nil)
+    }
+
+    /// Why a guest (``Session/guest``) may not make `request`; `nil` when it may: a send, a
+    /// wait for its own send, a close of a replace key it sent.
+    private func guestRefusal(_ request: DaemonProtocol.Request, guest: UInt32) -> String? {
+        switch request.kind {
+        case .send, .wait:
+            return nil
+        case .close:
+            let key = request.replaceKey ?? ""
+            return guestKeys.contains(key, by: guest)
+                ? nil : "uid \(guest) may close only what it sent itself; the replace key \"\(key)\" is not one of those"
+        case .status, .reload, .resume:
+            return "uid \(guest) may only hand events to this daemon; \(request.kind.rawValue) is its owner's (uid \(options.peers.owner))"
+        }
     }
 
     /// Routes a `send` request's event: the answer, the report when there is one, and the
@@ -414,4 +453,22 @@ public struct RouterDaemon: Service {
 /// The listening socket could not be put in place.
 struct SocketError: Error, CustomStringConvertible {
     var description: String
+}
+
+/// Which guest sent which replace key, for the guest's `close`. Bounded: past the bound it
+/// starts again empty, and a guest then cannot close what it sent before (never another's).
+final class GuestReplaceKeys: Sendable {
+    static let limit = 10_000
+    private let keys = Mutex<[String: Set<UInt32>]>([:])
+
+    func add(_ key: String, by uid: UInt32) {
+        keys.withLock { keys in
+            if keys.count >= Self.limit, keys[key] == nil { keys.removeAll() }
+            keys[key, default: []].insert(uid)
+        }
+    }
+
+    func contains(_ key: String, by uid: UInt32) -> Bool {
+        keys.withLock { $0[key]?.contains(uid) ?? false }
+    }
 }

@@ -84,4 +84,75 @@ struct DaemonPeerTests {
             #expect(entries.allSatisfy { $0["_PID"] == String(daemon.pid) })
         }
     }
+
+    /// `notify-route ARGUMENTS` as another user and group (a socket is the caller's to name).
+    static func runAs(uid: Int, gid: Int, _ arguments: [String]) async throws -> ProcessResult {
+        let setpriv = try #require(ProcessRunner.which("setpriv"))
+        let arguments = ["--reuid", String(uid), "--regid", String(gid), "--clear-groups", TestEnvironment.notifyRouteBinary.path] + arguments
+        let environment = ["XDG_RUNTIME_DIR": "/nonexistent-runtime", "NOTIFY_ROUTE_CONFIG": "/nonexistent-config.yaml"]
+        return try await PrivateJournal.offPool { try ProcessRunner.run(setpriv, arguments, environment: environment) }
+    }
+
+    /// Issue 55, item 8: `serve.allow` lets another user hand events in, and no more: the
+    /// daemon's status, reload and resume stay its owner's, and so do the notifications the
+    /// owner sent (close). The refusal says why, exit 69 as for a refused peer.
+    @Test func anAllowedUserMayOnlyHandEventsIn() async throws {
+        try await PrivateJournal.withAccess {
+            let directory = try TestEnvironment.temporaryDirectory("daemon-peers")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let config = directory.appendingPathComponent("config.yaml")
+            try Self.writeConfig(config, allow: "{ uids: [65534] }")
+            let daemon = try DaemonProcess.start(config: config)
+            defer { daemon.stop() }
+            chmod(daemon.directory.path, 0o711)
+            let run = PrivateJournal.newRunID()
+
+            let sent = try await Self.sendAs(uid: 65534, gid: 65534, daemon, run: run, title: "handed in")
+            #expect(sent.status == 0, "\(sent.standardError)")
+            #expect(try DaemonTests.json(sent.standardOutput)["via"] as? String == "daemon")
+
+            for command in ["status", "reload", "resume"] {
+                let refused = try await Self.runAs(uid: 65534, gid: 65534, [command, "--socket", daemon.socketPath])
+                #expect(refused.status == 69, "\(command): \(refused.status) \(refused.standardOutput) \(refused.standardError)")
+                #expect(refused.standardError.contains("uid 65534 may only hand events to this daemon; \(command) is its owner's (uid \(getuid()))"),
+                        "\(command): \(refused.standardError)")
+                #expect(refused.standardOutput.isEmpty, "\(command): nothing of the daemon's shown: \(refused.standardOutput)")
+            }
+            #expect(daemon.log.contains("refused a request") && daemon.log.contains("uid=65534"), "logged: \(daemon.log)")
+
+            // The owner's notification stays the owner's; what the other user sent is its own to close.
+            let owners = try await DaemonTests.run(["send", "-r", "owners-key", "--socket", daemon.socketPath, "owner's"], daemon)
+            #expect(owners.status == 0, "\(owners.standardError)")
+            let theirs = try await Self.runAs(uid: 65534, gid: 65534, ["send", "-r", "their-key", "--socket", daemon.socketPath, "theirs"])
+            #expect(theirs.status == 0, "\(theirs.standardError)")
+            let closeOwners = try await Self.runAs(uid: 65534, gid: 65534, ["close", "-r", "owners-key", "--socket", daemon.socketPath])
+            #expect(closeOwners.status == 69, "\(closeOwners.standardError)")
+            #expect(closeOwners.standardError.contains("uid 65534 may close only what it sent itself"), "\(closeOwners.standardError)")
+            let closeTheirs = try await Self.runAs(uid: 65534, gid: 65534, ["close", "-r", "their-key", "--socket", daemon.socketPath])
+            #expect(closeTheirs.status != 69 && !closeTheirs.standardError.contains("may close only"), "\(closeTheirs.standardError)")
+
+            // The owner keeps all of it.
+            #expect(try await DaemonTests.run(["status", "--socket", daemon.socketPath], daemon).status == 0)
+            #expect(try await DaemonTests.run(["reload", "--socket", daemon.socketPath], daemon).status == 0)
+        }
+    }
+
+    /// Issue 55, item 8: systemd's socket has the mode of its unit (`SocketMode=`); one that keeps
+    /// out whom serve.allow names is said at start, not found out by the first refused client.
+    @Test func anInheritedSocketThatKeepsOutTheAllowedPeersIsLogged() async throws {
+        let activate = try #require(ProcessRunner.which("systemd-socket-activate"), "systemd-socket-activate (package systemd)")
+        let directory = try TestEnvironment.temporaryDirectory("daemon-peers")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("config.yaml")
+        try Self.writeConfig(config, allow: "{ uids: [65534] }")
+        let socketPath = directory.appendingPathComponent("activated.socket").path
+        let daemon = try DaemonProcess.start(config: config, launcher: [activate.path, "-l", socketPath, "-E", "XDG_RUNTIME_DIR"], waitForSocket: false)
+        defer { daemon.stop() }
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socketPath) { try await Task.sleep(for: .milliseconds(20)) }
+        chmod(socketPath, 0o600)
+        let connection = try RawDaemonConnection(path: socketPath)
+        try connection.write("{\"hello\":\"notify-route\",\"version\":1}\n")
+        _ = try #require(try connection.readAnswer(), "the activated daemon answers: \(daemon.log)")
+        #expect(daemon.log.contains("the inherited socket \(socketPath) (mode 600) does not let uid 65534 connect"), "\(daemon.log)")
+    }
 }

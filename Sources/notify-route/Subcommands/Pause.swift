@@ -41,7 +41,8 @@ struct ResumeCommand: AsyncParsableCommand {
         abstract: "End the pause and deliver what it held.",
         discussion: """
             The running daemon delivers what was held when its socket answers; otherwise this command does. \
-            Exit codes: 0 resumed (or nothing was paused), 1 the held events could not be delivered, 78 config error.
+            Exit codes: 0 resumed (or nothing was paused), 1 the held events could not be delivered, 69 the daemon \
+            refuses this user (only its owner may resume it), 78 config error.
             """)
 
     @OptionGroup var global: GlobalOptions

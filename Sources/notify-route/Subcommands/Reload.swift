@@ -14,7 +14,8 @@ struct Reload: AsyncParsableCommand {
         discussion: """
             The daemon checks the new config first; a broken one is refused with file:line:col and the \
             daemon keeps routing with the config it had. Dedup windows, replace handles and held events \
-            stay. Exit codes: 0 reloaded, 69 no daemon answers on the socket, 78 the new config is broken.
+            stay. Exit codes: 0 reloaded, 69 no daemon answers on the socket or it refuses this user (only its \
+            owner may reload it), 78 the new config is broken.
             """)
 
     @OptionGroup var daemon: DaemonOptions
@@ -36,7 +37,8 @@ struct Status: AsyncParsableCommand {
         discussion: """
             Without a daemon, it shows what the shared state and history hold (the pause, silences, inhibitions, \
             held events, open groups, escalations) for the config of --config or the usual places, and still exits 69. \
-            Exit codes: 0 a daemon answered, 69 no daemon answers on the socket, 78 config error (without a daemon).
+            Exit codes: 0 a daemon answered, 69 no daemon answers on the socket or it refuses this user (only its \
+            owner may see its status), 78 config error (without a daemon).
             """)
 
     @OptionGroup var daemon: DaemonOptions
@@ -47,18 +49,18 @@ struct Status: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let status: JSONValue
+        let answer: DaemonProtocol.Answer
         do {
-            let answer = try daemon.ask(.status)
-            guard let answered = answer.status else {
-                Console.error("status: \(answer.error ?? "the daemon sent no status")")
-                throw ExitStatus.noSinkAvailable
-            }
-            status = answered
+            answer = try daemon.ask(.status)
         } catch let code as ExitCode where code == ExitStatus.noSinkAvailable {
             // Said on stderr already; what the state shows is still worth seeing.
             show(try await Self.localStatus(global))
             throw code
+        }
+        // A daemon that answers and refuses (this user may only hand events in) shows nothing.
+        guard let status = answer.status else {
+            Console.error("status: \(answer.error ?? "the daemon sent no status")")
+            throw ExitCode(answer.exit ?? ExitStatus.noSinkAvailable.rawValue)
         }
         show(status)
     }
