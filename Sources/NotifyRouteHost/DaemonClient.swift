@@ -15,7 +15,6 @@ public final class DaemonClient {
     public static let helloLimit: Duration = .milliseconds(100)
 
     public let path: String
-    private let acceptingAnyOwner: Bool
     private var fd: Int32 = -1
     private var buffer: [UInt8] = []
     /// What one `recv` reads into, made once: a 64 KB chunk per read had malloc grow the
@@ -68,18 +67,11 @@ public final class DaemonClient {
         return try stateDirectory() + "/socket"
     }
 
-    /// Whether the socket was named (`--socket`, `NOTIFY_ROUTE_SOCKET`) rather than found
-    /// in this user's own state directory.
-    public static func socketIsNamed(explicit: String?) -> Bool {
-        !(explicit ?? "").isEmpty || !(ProcessEnvironment.value("NOTIFY_ROUTE_SOCKET") ?? "").isEmpty
-    }
-
     /// Connects and greets; throws ``Unavailable`` at once when nothing listens, and
     /// within ``helloLimit`` when something listens but does not answer.
     ///
-    /// `acceptingAnyOwner`: hand events to a daemon of another user (a socket the caller
-    /// named, of a daemon whose `serve.allow` lets this user in); otherwise only a daemon
-    /// of this user or root is used.
+    /// Only a daemon of this user, of root, or of the owner of the socket's directory when
+    /// no one else can write that directory is used (``checkPeer()``).
     ///
     /// `first`: a request sent with the hello, in the same write (protocol version 2),
     /// whose answer ``answerToFirst(within:)`` reads: a round trip less than a greeting
@@ -87,11 +79,8 @@ public final class DaemonClient {
     /// client has given up by then); a daemon of version 1 gets it after its greeting.
     /// `config`: the config file the request must be routed with; a daemon that routes
     /// with another does not route it.
-    public init(
-        path: String, acceptingAnyOwner: Bool = false, first: (() -> DaemonProtocol.Request)? = nil, config: String? = nil
-    ) throws(Unavailable) {
+    public init(path: String, first: (() -> DaemonProtocol.Request)? = nil, config: String? = nil) throws(Unavailable) {
         self.path = path
-        self.acceptingAnyOwner = acceptingAnyOwner
         if let first {
             do throws(Unavailable) {
                 // Made once connected: without a daemon, a send does not pay for its request.
@@ -168,10 +157,10 @@ public final class DaemonClient {
         }
     }
 
-    /// Whether a request given to ``init(path:acceptingAnyOwner:first:config:)`` waits for ``answerToFirst(within:)``.
+    /// Whether a request given to ``init(path:first:config:)`` waits for ``answerToFirst(within:)``.
     public var hasFirst: Bool { first != nil }
 
-    /// The answer to the request given to ``init(path:acceptingAnyOwner:first:config:)``; sent
+    /// The answer to the request given to ``init(path:first:config:)``; sent
     /// again when the daemon did not take it with the greeting, or after a version-1 greeting.
     public func answerToFirst(within limit: Duration? = nil) throws(Unavailable) -> DaemonProtocol.Answer {
         guard let first else { throw Unavailable(description: "no request was sent with the greeting") }
@@ -239,17 +228,35 @@ public final class DaemonClient {
         }
     }
 
-    /// Only a daemon of this user (or root) may be handed events: a socket someone else
-    /// put at the path must not receive them.
+    /// Whom an event may be handed to, before any of it is sent: a daemon of this user, of
+    /// root, or of the owner of the socket's directory when no one else can write that
+    /// directory (a system service's, or another user's that lets this one in). A socket
+    /// someone bound first in a directory anyone can write (/tmp) gets nothing.
     private func checkPeer() throws(Unavailable) {
         var peer = PeerCredentials(pid: 0, uid: 0, gid: 0)
         var length = socklen_t(MemoryLayout<PeerCredentials>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) == 0 else {
             throw Unavailable(description: "\(path): cannot read the daemon's credentials: \(String(cString: strerror(errno)))")
         }
-        guard peer.uid == getuid() || peer.uid == 0 || acceptingAnyOwner else {
-            throw Unavailable(description: "\(path) is served by uid \(peer.uid), not by you (uid \(getuid())); not handing it events")
+        if peer.uid == getuid() || peer.uid == 0 { return }
+        let prefix = "\(path) is served by uid \(peer.uid), not by you (uid \(getuid()))"
+        let directory = Self.directory(of: path)
+        var info = stat()
+        guard stat(directory, &info) == 0 else {
+            throw Unavailable(description: "\(prefix) or root, and \(directory) cannot be inspected; not handing it events")
         }
+        guard info.st_mode & 0o022 == 0 else {
+            throw Unavailable(description: "\(prefix) or root, in \(directory), which others can write (mode \(String(info.st_mode & 0o7777, radix: 8))); not handing it events")
+        }
+        guard info.st_uid == peer.uid else {
+            throw Unavailable(description: "\(prefix), root or the owner of \(directory) (uid \(info.st_uid)); not handing it events")
+        }
+    }
+
+    /// The directory a socket path names its socket in.
+    static func directory(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        return slash == path.utf8.startIndex ? "/" : String(path[..<slash])
     }
 
     private func send(_ bytes: [UInt8]) throws(Unavailable) {

@@ -137,6 +137,39 @@ struct DaemonPeerTests {
         }
     }
 
+    /// Issue 55, item 8: a client checks whom it hands an event to. Another user's daemon on
+    /// a socket in a directory anyone can write (as /tmp), even one whose serve.allow lets
+    /// every client in, gets nothing: the event is routed here, and the client says why.
+    @Test func aDaemonOfAnotherUserInAWorldWritableDirectoryGetsNoEvent() async throws {
+        try await PrivateJournal.withAccess {
+            let setpriv = try #require(ProcessRunner.which("setpriv"))
+            let shared = try TestEnvironment.temporaryDirectory("nr-shared")
+            chmod(shared.path, 0o1777)
+            // Readable by the daemon's user; its serve.allow lets root in.
+            let configDirectory = try TestEnvironment.temporaryDirectory("daemon-peers")
+            defer { try? FileManager.default.removeItem(at: configDirectory) }
+            chmod(configDirectory.path, 0o755)
+            let config = configDirectory.appendingPathComponent("config.yaml")
+            try Self.writeConfig(config, allow: "{ uids: [0] }")
+            chmod(config.path, 0o644)
+            let socket = shared.appendingPathComponent("socket").path
+            let theirs = try DaemonProcess.start(
+                config: config, launcher: [setpriv.path, "--reuid=65534", "--regid=65534", "--clear-groups"], socket: socket)
+            defer { theirs.stop() }
+            let run = PrivateJournal.newRunID()
+            let sent = try await PrivateJournal.offPool {
+                try ProcessRunner.notifyRoute(
+                    ["send", "--json", "--config", config.path, "--socket", socket, "-f", "\(PrivateJournal.runField)=\(run)", "for root only"])
+            }
+            #expect(sent.status == 0, "\(sent.standardError)")
+            #expect(try DaemonTests.json(sent.standardOutput)["via"] as? String == "local", "\(sent.standardOutput)")
+            #expect(sent.standardError.contains("\(socket) is served by uid 65534, not by you (uid 0)"), "\(sent.standardError)")
+            #expect(sent.standardError.contains("routing here"), "\(sent.standardError)")
+            let entry = try #require(try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"]).first)
+            #expect(entry["_UID"] == "0" && entry["_PID"] != String(theirs.pid), "routed by the client itself")
+        }
+    }
+
     /// Issue 55, item 8: systemd's socket has the mode of its unit (`SocketMode=`); one that keeps
     /// out whom serve.allow names is said at start, not found out by the first refused client.
     @Test func anInheritedSocketThatKeepsOutTheAllowedPeersIsLogged() async throws {

@@ -30,8 +30,7 @@ struct DaemonHandOff {
     static func connect(socket: String?, config: String?, verbose: Bool, first: (() -> DaemonProtocol.Request)? = nil) throws -> DaemonHandOff? {
         do {
             let client = try DaemonClient(
-                path: try RouterLoader.daemonSocket(explicit: socket), acceptingAnyOwner: DaemonClient.socketIsNamed(explicit: socket),
-                first: first, config: config)
+                path: try RouterLoader.daemonSocket(explicit: socket), first: first, config: config)
             if let config, !sameFile(config, client.daemonConfig) {
                 if verbose { Console.error("daemon: it routes with \(client.daemonConfig ?? "?"), not \(config); routing here") }
                 return nil

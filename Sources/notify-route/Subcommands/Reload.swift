@@ -197,8 +197,7 @@ struct DaemonOptions: ParsableArguments {
 
     func ask(_ kind: DaemonProtocol.Kind) throws -> DaemonProtocol.Answer {
         do {
-            let client = try DaemonClient(
-                path: try RouterLoader.daemonSocket(explicit: socket), acceptingAnyOwner: DaemonClient.socketIsNamed(explicit: socket))
+            let client = try DaemonClient(path: try RouterLoader.daemonSocket(explicit: socket))
             return try client.request({ _ in }, kind: kind, within: .seconds(30))
         } catch let error as DaemonClient.Unavailable {
             Console.error("no daemon: \(error.description) (start one with notify-route serve)")
