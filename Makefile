@@ -35,21 +35,29 @@ else
 SCRATCH ?= .build-bench-release
 BUILD = ROOT=$$PWD; source Tests/Benchmarks/release-flags.sh; $(SWIFT) build "$${RELEASE_FLAGS[@]}" --scratch-path $(SCRATCH)
 endif
-# `git describe` (v0.2.0-3-gabc1234 -> 0.2.0-3-gabc1234), or the package's version with
-# the commit when there is no tag to describe.
+# The release is written in one place, Sources/CBuildInfo/Release.h (plain `swift build` reads
+# it too). A tree that is not the tag v$(RELEASE) adds its commit: 0.3.0+gabc1234(-dirty).
 # Expanded once, when make starts: a commit during the build must not change it half-way.
-# sed, not the shell's ${v#v}: make before 4.3 reads that # as a comment, 4.3 passes \# on.
+# No # in these lines: make before 4.3 reads it as a comment, 4.3 passes \# on.
+RELEASE := $(shell sed -n 's/.*NOTIFY_ROUTE_RELEASE "\(.*\)".*/\1/p' Sources/CBuildInfo/Release.h)
 ifndef VERSION
-VERSION := $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null | sed 's/^v//')
-ifeq ($(VERSION),)
-VERSION := 0.2.0+g$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null)
+ifeq ($(COMMIT),)
+VERSION := $(RELEASE)
+else
+DIRTY := $(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)
+TAGGED := $(shell git tag --points-at HEAD 2>/dev/null | grep -Fx 'v$(RELEASE)')
+VERSION := $(if $(and $(TAGGED),$(if $(DIRTY),,x)),$(RELEASE),$(RELEASE)+g$(COMMIT)$(DIRTY))
 endif
 endif
 GENERATED = $(SCRATCH)/install-files
 
-.PHONY: all build version-header man completions install uninstall clean-install-files
+.PHONY: all build version-header man completions install uninstall clean-install-files version
 
 all: build man completions
+
+version:
+	@echo $(VERSION)
 
 # Rewritten only when the version changes; the C file is touched so that the build,
 # which does not know a header that did not exist before, compiles it again.
