@@ -1,13 +1,16 @@
-# Build and install notify-route the way the benchmarks measure it.
+# Build and install notify-route.
 #
-#   make                                   # the tuned release build (Tests/Benchmarks/release-flags.sh)
+#   make                                   # the release build, as a distribution ships it
 #   sudo make install                      # into /usr/local
 #   make install PREFIX=$HOME/.local       # or anywhere; DESTDIR= for packaging
 #   sudo make uninstall                    # removes exactly what install put there
 #
-# The options live in Tests/Benchmarks/release-flags.sh (README: Install says why they
-# cannot be in Package.swift). CONFIGURATION=debug installs the debug build instead
-# (.ci/install-check.sh: CI has built it already, and a release build costs minutes).
+# The default build is position-independent, links SQLite and libyaml as shared libraries and
+# the Swift standard library statically. TUNED=1 builds what the benchmarks measure instead
+# (Tests/Benchmarks/release-flags.sh: a position-dependent notify-route, an ordering file, a
+# version script, static SQLite and libyaml; README: Install says why they cannot be in
+# Package.swift). CONFIGURATION=debug installs the debug build (.ci/install-check.sh: CI has
+# built it already, and a release build costs minutes).
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -24,17 +27,27 @@ FISHDIR = $(PREFIX)/share/fish/vendor_completions.d
 UNITDIR = $(PREFIX)/lib/systemd/user
 CATALOGDIR = $(PREFIX)/lib/systemd/catalog
 DOCDIR = $(PREFIX)/share/doc/notify-route
+# The binaries' debug information, by build ID, where gdb and debuginfod clients look (under /usr).
+DEBUGDIR = $(PREFIX)/lib/debug/.build-id
+# DEBUG_FILES=0 installs the stripped binaries without their debug files (make deb does).
+DEBUG_FILES ?= 1
+TUNED ?= 0
 
 SWIFT ?= swift
 SHELL = /bin/bash
 ifeq ($(CONFIGURATION),debug)
 SCRATCH ?= .build
 BUILD = $(SWIFT) build --scratch-path $(SCRATCH)
-else
+else ifeq ($(TUNED),1)
 # The scratch path of Tests/Benchmarks/run.sh: one release build serves both.
 SCRATCH ?= .build-bench-release
 BUILD = ROOT=$$PWD; source Tests/Benchmarks/release-flags.sh; $(SWIFT) build "$${RELEASE_FLAGS[@]}" --scratch-path $(SCRATCH)
+else
+# No local rpath: the installed binaries load nothing from beside themselves.
+SCRATCH ?= .build-release
+BUILD = $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath --scratch-path $(SCRATCH)
 endif
+
 # The release is written in one place, Sources/CBuildInfo/Release.h (plain `swift build` reads
 # it too). A tree that is not the tag v$(RELEASE) adds its commit: 0.3.0+gabc1234(-dirty).
 # Expanded once, when make starts: a commit during the build must not change it half-way.
@@ -69,11 +82,15 @@ version-header:
 
 # Two executables, installed side by side: notify-route, which links no network code, runs
 # notify-route-network from its own directory for a command that needs a network sink.
+# Each is stripped, its debug information kept in NAME.debug and named by a debug link.
 build: version-header
 	@$(BUILD) --product notify-route $${LEAN_FLAGS[@]}
 	@$(BUILD) --product notify-route-network
 	@mkdir -p $(GENERATED)
 	@cp "$$($(BUILD) --show-bin-path)/notify-route" "$$($(BUILD) --show-bin-path)/notify-route-network" $(GENERATED)/
+	@cd $(GENERATED) && for b in notify-route notify-route-network; do \
+		objcopy --only-keep-debug --compress-debug-sections $$b $$b.debug && \
+		objcopy --strip-all --remove-section=.comment --add-gnu-debuglink=$$b.debug $$b && chmod 0644 $$b.debug || exit 1; done
 
 # swift-argument-parser's generate-manual (the tool behind its GenerateManual plugin),
 # run on the binary just built: the plugin itself would build every product of the
@@ -90,10 +107,16 @@ completions: build
 	@for shell in bash zsh fish; do \
 		$(GENERATED)/notify-route --generate-completion-script $$shell > $(GENERATED)/completions/notify-route.$$shell; done
 
+# The build ID of an ELF file, as the path of its debug file under $(DEBUGDIR): ab/cdef....debug.
+debug_path = $$(readelf -n $(1) | sed -n 's/^ *Build ID: \(..\)\(.*\)/\1\/\2.debug/p')
+
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHDIR) \
 		$(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CATALOGDIR) $(DESTDIR)$(DOCDIR)
 	install -m 0755 $(GENERATED)/notify-route $(GENERATED)/notify-route-network $(DESTDIR)$(BINDIR)/
+	if [ "$(DEBUG_FILES)" = 1 ]; then for b in notify-route notify-route-network; do \
+		path=$(call debug_path,$(GENERATED)/$$b) && [ -n "$$path" ] && \
+		install -D -m 0644 $(GENERATED)/$$b.debug $(DESTDIR)$(DEBUGDIR)/$$path || exit 1; done; fi
 	install -m 0644 $(GENERATED)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(GENERATED)/man/*.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 $(GENERATED)/completions/notify-route.bash $(DESTDIR)$(BASHDIR)/notify-route
@@ -109,8 +132,12 @@ install: all
 	@echo "journalctl -x reads $(CATALOGDIR) only after: journalctl --update-catalog (and only /usr/lib/systemd/catalog by default)"
 	@echo "the user units: systemctl --user daemon-reload && systemctl --user enable --now notify-route.socket"
 
-# Every file install writes, by name (not the directories: others' files live there).
+# Every file install writes, by name (not the directories: others' files live there). The
+# debug files first: their names come from the installed binaries' build IDs.
 uninstall:
+	for b in notify-route notify-route-network; do \
+		if [ -f $(DESTDIR)$(BINDIR)/$$b ]; then path=$(call debug_path,$(DESTDIR)$(BINDIR)/$$b); \
+		[ -z "$$path" ] || { rm -f $(DESTDIR)$(DEBUGDIR)/$$path; rmdir $$(dirname $(DESTDIR)$(DEBUGDIR)/$$path) 2>/dev/null || true; }; fi; done
 	rm -f $(DESTDIR)$(BINDIR)/notify-route $(DESTDIR)$(BINDIR)/notify-route-network $(DESTDIR)$(MANDIR)/man1/notify-route.1 $(DESTDIR)$(MANDIR)/man1/notify-route.*.1 \
 		$(DESTDIR)$(MANDIR)/man5/notify-route.yaml.5 $(DESTDIR)$(BASHDIR)/notify-route $(DESTDIR)$(ZSHDIR)/_notify-route \
 		$(DESTDIR)$(FISHDIR)/notify-route.fish $(DESTDIR)$(UNITDIR)/notify-route.service $(DESTDIR)$(UNITDIR)/notify-route.socket \

@@ -47,14 +47,12 @@ let package = Package(
         ),
         // The config's YAML: libyaml's events composed into a tree, and a tree written back.
         .target(name: "YAMLDocument", dependencies: ["CYAML"]),
-        // libyaml (Debian libyaml-dev), linked statically by its module map (`-l:libyaml.a`), as
-        // Yams bundled it: no pkgConfig, whose `-lyaml` would add libyaml-0.so.2 to every start.
-        .systemLibrary(name: "CYAML", path: "Sources/CYAML"),
+        // libyaml (Debian libyaml-dev), linked as libyaml-0.so.2 by its module map, as a
+        // distribution ships it (`make install TUNED=1` links the archive instead).
+        .systemLibrary(name: "CYAML", path: "Sources/CYAML", providers: [.apt(["libyaml-dev"])]),
         // Quiet hours' time zones, read from the system's tzdata without ICU or Foundation.
         .target(name: "TimeZoneInfo"),
-        // SQLite (Debian libsqlite3-dev), the state database, linked statically by its module
-        // map (`-l:libsqlite3.a`) for the same reason: pkgConfig's `-lsqlite3` would load
-        // libsqlite3.so.0 at every start, state or not.
+        // SQLite (Debian libsqlite3-dev), the state database, linked as libsqlite3.so.0 the same way.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
 
         // MARK: Sink plugins

@@ -2,6 +2,10 @@
 # `make install` into a DESTDIR and `make uninstall` out of it, every installed file
 # checked: both binaries run, notify-route hands a network config to notify-route-network, each man page renders with `man -l`, the completion scripts
 # load in bash (zsh and fish when installed), systemd-analyze verifies the units.
+# The binaries as a distribution wants them, in either configuration: position-independent (ELF
+# type DYN), SQLite and libyaml linked as shared libraries, stripped, each with a debug link to its
+# debug file under lib/debug/.build-id. The release build alone links the Swift runtime statically
+# and has no RPATH (a debug build loads the toolchain's runtime through one).
 #
 #   bash .ci/install-check.sh              # the debug build .ci/run has just made
 #   CONFIGURATION=release bash .ci/install-check.sh
@@ -23,6 +27,28 @@ expected=(bin/notify-route bin/notify-route-network bin/notify-send share/man/ma
   share/fish/vendor_completions.d/notify-route.fish lib/systemd/user/notify-route.service
   lib/systemd/user/notify-route.socket lib/systemd/catalog/notify-route.catalog)
 for file in "${expected[@]}"; do [ -e "$ROOT/$file" ] || fail "$file was not installed"; done
+
+for name in notify-route notify-route-network; do
+  binary=$ROOT/bin/$name
+  readelf -h "$binary" | grep -q "Type: *DYN" || fail "$name is not a position-independent executable"
+  libraries=$(ldd "$binary") || fail "ldd $name failed"
+  for library in libsqlite3.so.0 libyaml-0.so.2; do
+    grep -q "^[[:space:]]*$library => /" <<<"$libraries" || fail "$name does not load $library: $libraries"
+  done
+  sections=$(readelf -S -W "$binary")
+  ! grep -qE '\] \.(symtab|debug_info) ' <<<"$sections" || fail "$name is not stripped"
+  grep -q '\] \.gnu_debuglink ' <<<"$sections" || fail "$name has no debug link"
+  id=$(readelf -n "$binary" | sed -n 's/^ *Build ID: //p')
+  debug=$ROOT/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+  [ -n "$id" ] && [ -f "$debug" ] || fail "$name's debug file (build ID \"$id\") was not installed"
+  readelf -S -W "$debug" | grep -q '\] \.debug_info ' || fail "$debug holds no debug information"
+  [ "$(readelf -n "$debug" | sed -n 's/^ *Build ID: //p')" = "$id" ] || fail "$debug is another build's"
+  expected+=("${debug#"$ROOT/"}")
+  if [ "$CONFIGURATION" = release ]; then
+    ! grep -q libswiftCore <<<"$libraries" || fail "$name loads the Swift runtime as a shared library"
+    ! readelf -d "$binary" | grep -qE "RPATH|RUNPATH" || fail "$name has a run path"
+  fi
+done
 
 version=$("$ROOT/bin/notify-route" --version)
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || fail "--version printed \"$version\""
@@ -63,8 +89,7 @@ grep -q "^ExecStart=$PREFIX/bin/notify-route serve$" "$ROOT/lib/systemd/user/not
 mkdir "$DEST/verify"
 sed "s|^ExecStart=$PREFIX|ExecStart=$ROOT|" "$ROOT/lib/systemd/user/notify-route.service" >"$DEST/verify/notify-route.service"
 cp "$ROOT/lib/systemd/user/notify-route.socket" "$DEST/verify/"
-systemd-analyze verify --man=no "$DEST/verify/notify-route.socket" "$DEST/verify/notify-route.service" ||
-  fail "systemd-analyze verify failed"
+systemd-analyze verify --man=no "$DEST/verify/notify-route.socket" "$DEST/verify/notify-route.service" || fail "systemd-analyze verify failed"
 journalctl --root="$DEST" --update-catalog 2>/dev/null || true  # the catalog parses:
 SYSTEMD_LOG_LEVEL=err journalctl --root="$DEST" --list-catalog 2>/dev/null | grep -q "notify-route" ||
   fail "journalctl does not read the installed catalog"

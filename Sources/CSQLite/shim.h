@@ -1,7 +1,7 @@
 #include <sqlite3.h>
 
 /* SQLite (Debian libsqlite3-dev; `apt-get install libsqlite3-dev`): the router's state
- * database. Linked statically (see module.modulemap). */
+ * database. Linked dynamically by default (see module.modulemap). */
 
 /* SQLITE_TRANSIENT is a macro casting -1 to a function pointer: Swift cannot import it. */
 static inline sqlite3_destructor_type csqlite_transient(void) { return SQLITE_TRANSIENT; }

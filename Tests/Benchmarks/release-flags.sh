@@ -1,8 +1,12 @@
-# The release build's options, as Tests/Benchmarks/README.md's "Release build" gives them (it says why
-# each): sourced by run.sh and startup-order.sh so that what they measure is what users
-# install. Defines RELEASE_FLAGS, and LEAN_FLAGS for the `notify-route` product; needs ROOT (the package's root).
-mkdir -p "$ROOT/.build-static" && ln -sf "$(gcc -print-file-name=libstdc++.a)" "$ROOT/.build-static/"
-RELEASE_FLAGS=(-c release --static-swift-stdlib --disable-local-rpath
+# The tuned release build's options, as Tests/Benchmarks/README.md's "Release build" gives them (it says why
+# each): sourced by run.sh and startup-order.sh, and by the Makefile for `make install TUNED=1`, so that
+# what they measure is what that installs (the default build of the Makefile uses none of them).
+# Defines RELEASE_FLAGS, and LEAN_FLAGS for the `notify-route` product; needs ROOT (the package's root).
+# The module maps link -lsqlite3 and -lyaml (shared, as the default build ships them): the
+# archives alone in a directory searched before the system's make the linker take those instead.
+mkdir -p "$ROOT/.build-static"
+for archive in libstdc++.a libsqlite3.a libyaml.a; do ln -sf "$(gcc -print-file-name=$archive)" "$ROOT/.build-static/"; done
+RELEASE_FLAGS=(-c release --static-swift-stdlib --disable-local-rpath -Xswiftc -L"$ROOT/.build-static"
   -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
   -Xswiftc -Xfrontend -Xswiftc -function-sections
   -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker -L"$ROOT/.build-static"
