@@ -122,8 +122,9 @@ install: all
 	install -m 0644 $(GENERATED)/completions/notify-route.bash $(DESTDIR)$(BASHDIR)/notify-route
 	install -m 0644 $(GENERATED)/completions/notify-route.zsh $(DESTDIR)$(ZSHDIR)/_notify-route
 	install -m 0644 $(GENERATED)/completions/notify-route.fish $(DESTDIR)$(FISHDIR)/notify-route.fish
-	sed 's|/usr/local/bin/notify-route|$(BINDIR)/notify-route|' config/systemd/notify-route.service \
-		> $(DESTDIR)$(UNITDIR)/notify-route.service && chmod 0644 $(DESTDIR)$(UNITDIR)/notify-route.service
+	for unit in notify-route.service notify-route-failure@.service; do \
+		sed 's|/usr/local/bin/notify-route|$(BINDIR)/notify-route|' config/systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; done
 	install -m 0644 config/systemd/notify-route.socket $(DESTDIR)$(UNITDIR)/notify-route.socket
 	install -m 0644 config/journal/notify-route.catalog $(DESTDIR)$(CATALOGDIR)/notify-route.catalog
 	install -m 0644 config/notify-route.yaml config/REFERENCE.md $(DESTDIR)$(DOCDIR)/
@@ -141,6 +142,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/notify-route $(DESTDIR)$(BINDIR)/notify-route-network $(DESTDIR)$(MANDIR)/man1/notify-route.1 $(DESTDIR)$(MANDIR)/man1/notify-route.*.1 \
 		$(DESTDIR)$(MANDIR)/man5/notify-route.yaml.5 $(DESTDIR)$(BASHDIR)/notify-route $(DESTDIR)$(ZSHDIR)/_notify-route \
 		$(DESTDIR)$(FISHDIR)/notify-route.fish $(DESTDIR)$(UNITDIR)/notify-route.service $(DESTDIR)$(UNITDIR)/notify-route.socket \
+		$(DESTDIR)$(UNITDIR)/notify-route-failure@.service \
 		$(DESTDIR)$(CATALOGDIR)/notify-route.catalog $(DESTDIR)$(DOCDIR)/notify-route.yaml $(DESTDIR)$(DOCDIR)/REFERENCE.md
 	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 	if [ -L $(DESTDIR)$(BINDIR)/notify-send ] && [ "$$(readlink $(DESTDIR)$(BINDIR)/notify-send)" = notify-route ]; then \
