@@ -4,6 +4,7 @@
 #   sudo make install                      # into /usr/local
 #   make install PREFIX=$HOME/.local       # or anywhere; DESTDIR= for packaging
 #   sudo make uninstall                    # removes exactly what install put there
+#   sudo make deps                         # the Debian packages the build and the tests need
 #
 # The default build is position-independent, links SQLite and libyaml as shared libraries and
 # the Swift standard library statically. TUNED=1 builds what the benchmarks measure instead
@@ -65,7 +66,7 @@ endif
 endif
 GENERATED = $(SCRATCH)/install-files
 
-.PHONY: all build version-header man completions install uninstall clean-install-files version
+.PHONY: all build version-header man completions install uninstall clean-install-files deps version
 
 all: build man completions
 
@@ -147,6 +148,24 @@ uninstall:
 	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 	if [ -L $(DESTDIR)$(BINDIR)/notify-send ] && [ "$$(readlink $(DESTDIR)$(BINDIR)/notify-send)" = notify-route ]; then \
 		rm -f $(DESTDIR)$(BINDIR)/notify-send; fi
+
+# The Debian 12 packages that build, install and test notify-route (.ci/setup runs this target).
+# libyaml-dev, libsqlite3-dev: the config parser and the state database; binutils: install strips
+# the binaries and keeps their debug files (objcopy, readelf); make; man-db: install-check renders the
+# man pages; dpkg-dev: make deb (dpkg-shlibdeps). libnotify-bin: notify-send (a benchmark peer) and
+# libnotify4, which the desktop sink loads. For the tests: sqlite3 reads the state database;
+# libsystemd-dev and libnotify-dev, the real headers that .ci/check-c-headers.sh holds the plugins'
+# declarations to (and the benchmarks' C peer); systemd: journald and journalctl; tzdata, dbus,
+# python3-dbusmock, tmux: the components of Tests/with-components.sh; prometheus-alertmanager (its
+# templates live in the package), curl and openssl (a certificate nobody trusts): the network sink tests.
+DEPS = libyaml-dev libsqlite3-dev binutils make man-db dpkg-dev libnotify-bin sqlite3 libsystemd-dev libnotify-dev \
+	systemd tzdata dbus python3-dbusmock tmux prometheus-alertmanager curl openssl
+deps:
+	@need=(); for p in $(DEPS); do \
+		dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || need+=("$$p"); done; \
+	if [ $${#need[@]} -gt 0 ]; then \
+		export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && \
+		apt-get install -y -qq --no-install-recommends "$${need[@]}" >/dev/null; fi
 
 clean-install-files:
 	rm -rf $(GENERATED) .build-version.h
