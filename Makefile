@@ -4,6 +4,7 @@
 #   sudo make install                      # into /usr/local
 #   make install PREFIX=$HOME/.local       # or anywhere; DESTDIR= for packaging
 #   sudo make uninstall                    # removes exactly what install put there
+#   make deb                               # notify-route_VERSION_ARCH.deb (config/debian/)
 #   sudo make deps                         # the Debian packages the build and the tests need
 #
 # The default build is position-independent, links SQLite and libyaml as shared libraries and
@@ -66,7 +67,7 @@ endif
 endif
 GENERATED = $(SCRATCH)/install-files
 
-.PHONY: all build version-header man completions install uninstall clean-install-files deps version
+.PHONY: all build version-header man completions install install-only uninstall clean-install-files deps deb version
 
 all: build man completions
 
@@ -112,6 +113,10 @@ completions: build
 debug_path = $$(readelf -n $(1) | sed -n 's/^ *Build ID: \(..\)\(.*\)/\1\/\2.debug/p')
 
 install: all
+	@$(MAKE) --no-print-directory install-only VERSION='$(VERSION)'
+
+# install without building first: what `make deb` stages from the build it has made.
+install-only:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHDIR) \
 		$(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CATALOGDIR) $(DESTDIR)$(DOCDIR)
 	install -m 0755 $(GENERATED)/notify-route $(GENERATED)/notify-route-network $(DESTDIR)$(BINDIR)/
@@ -166,6 +171,12 @@ deps:
 	if [ $${#need[@]} -gt 0 ]; then \
 		export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && \
 		apt-get install -y -qq --no-install-recommends "$${need[@]}" >/dev/null; fi
+
+# A Debian package of the default release build, made with dpkg-deb alone (config/debian/make-deb.sh).
+deb: all
+	@rm -rf $(SCRATCH)/deb && $(MAKE) --no-print-directory install-only VERSION='$(VERSION)' DESTDIR=$$PWD/$(SCRATCH)/deb/root \
+		PREFIX=/usr DEBUG_FILES=0 NOTIFY_SEND_LINK=0 ZSHDIR=/usr/share/zsh/vendor-completions >/dev/null
+	@bash config/debian/make-deb.sh '$(VERSION)' $(SCRATCH)/deb
 
 clean-install-files:
 	rm -rf $(GENERATED) .build-version.h
