@@ -26,6 +26,13 @@ for page in "$dir"/*.1; do
   sed -i -e "s/^\\.Ex -std\$/$exit_status/" -e 's/^$/.Pp/' "$page"
 done
 sed -i 's/^\.Sh "SEE ALSO"$/.Sh "SEE ALSO"\n.Xr notify-route.yaml 5 ,/' "$dir/notify-route.1"
+# A subcommand's page names itself by its file's name in NAME (notify-route.send), which whatis and
+# apropos read as one word; its synopsis keeps the command as typed (notify-route send).
+for page in "$dir"/notify-route.*.1; do
+  command=$(sed -n 's/^\.Nm "\(notify-route .*\)"$/\1/p' "$page" | head -1)
+  [ -n "$command" ] || continue
+  sed -i -e "s/^\.Nm \"$command\"\$/.Nm ${command// /.}/" -e "s/^\.Nm\$/.Nm \"$command\"/" "$page"
+done
 
 # The reference is Markdown: headings become sections, each table row a tagged item.
 {
