@@ -43,7 +43,8 @@ struct LineFrameDecoder: ByteToMessageDecoder {
         }
         scanned = view.count
         if scanned > limit { return overflow(context, scanned, &buffer) }
-        guard charge.hold(scanned) else {
+        // What the connection holds is its buffer, which a few bytes of a line may keep at a read's size.
+        guard charge.hold(max(scanned, buffer.capacity)) else {
             return refuse(context, &buffer, "the daemon holds as much unterminated input from its clients as it will; this connection is closed")
         }
         return .needMoreData

@@ -354,6 +354,19 @@ struct DaemonTests {
             try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, socket, sent, done], timeLimit: .seconds(120))
         }
         for _ in 0..<6000 where !FileManager.default.fileExists(atPath: sent) { try await Task.sleep(for: .milliseconds(20)) }
+        // Until the daemon has read what the kernel holds for it: its CPU time stands still.
+        func cpuTicks() -> Int {
+            let stat = (try? String(contentsOfFile: "/proc/\(daemon.pid)/stat", encoding: .utf8)) ?? ""
+            let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+            return fields.count > 12 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : 0
+        }
+        var ticks = cpuTicks()
+        for _ in 0..<100 {
+            try await Task.sleep(for: .milliseconds(300))
+            let now = cpuTicks()
+            if now == ticks { break }
+            ticks = now
+        }
         let summary = try String(contentsOfFile: sent, encoding: .utf8)
         let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
         let rssKiB = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? -1
