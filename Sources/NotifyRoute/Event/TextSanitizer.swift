@@ -153,43 +153,35 @@ public enum TextSanitizer {
         guard let last = scalars.index(scalars.startIndex, offsetBy: limit, limitedBy: scalars.endIndex),
               last != scalars.endIndex
         else { return text }
-        let keep = max(0, limit - marker.unicodeScalars.count)
-        var kept = String.UnicodeScalarView()
-        var count = 0
-        for character in text {
-            let size = character.unicodeScalars.count
-            guard count + size <= keep else {
-                if count == 0 { kept.append(contentsOf: character.unicodeScalars.prefix(keep)) }
-                break
-            }
-            kept.append(contentsOf: character.unicodeScalars)
-            count += size
-        }
-        return String(kept) + marker
+        return cut(text, keeping: max(0, limit - marker.unicodeScalars.count), marker: marker) { _ in 1 }
     }
 
     /// ``truncate(_:to:marker:)`` counted in UTF-8 bytes, the marker's included: a body's
     /// cap is a size in memory, in a datagram and on disk, whatever its script.
     public static func truncate(_ text: String, toUTF8Bytes limit: Int, marker: String = "…") -> String {
         guard limit > 0, text.utf8.count > limit else { return text }
-        let keep = max(0, limit - marker.utf8.count)
+        return cut(text, keeping: max(0, limit - marker.utf8.count), marker: marker) { $0.utf8.count }
+    }
+
+    /// The whole characters of `text` whose scalars' sizes add up to at most `keep`, or, when
+    /// the first alone is larger, as many of its scalars as fit; then `marker`.
+    private static func cut(_ text: String, keeping keep: Int, marker: String, size: (Unicode.Scalar) -> Int) -> String {
         var kept = String.UnicodeScalarView()
         var count = 0
         for character in text {
-            let size = character.utf8.count
-            guard count + size <= keep else {
-                // One character larger than the cap (a base with endless marks): its scalars, as many as fit.
+            let characterSize = character.unicodeScalars.reduce(0) { $0 + size($1) }
+            guard count + characterSize <= keep else {
                 if count == 0 {
                     for scalar in character.unicodeScalars {
-                        guard count + scalar.utf8.count <= keep else { break }
+                        guard count + size(scalar) <= keep else { break }
                         kept.append(scalar)
-                        count += scalar.utf8.count
+                        count += size(scalar)
                     }
                 }
                 break
             }
             kept.append(contentsOf: character.unicodeScalars)
-            count += size
+            count += characterSize
         }
         return String(kept) + marker
     }
