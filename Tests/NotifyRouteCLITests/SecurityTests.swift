@@ -335,7 +335,7 @@ import Testing
 /// state went to `notify-route-UID` under the temporary directory, a name another user could
 /// make first: dedup, rate limits and the daemon were then switched off for this user.
 extension SecurityTests {
-    @Test(.enabled(if: TestEnvironment.runsAsRoot && ProcessRunner.which("setpriv") != nil, "needs root and setpriv to act as another user"))
+    @Test(.enabled(if: TestEnvironment.runsAsRoot || TestEnvironment.componentsRequired, "needs root to act as another user (setpriv)"))
     func anotherUserCannotSquatTheStateDirectoryWithoutARuntimeDirectory() async throws {
         let setpriv = try #require(ProcessRunner.which("setpriv"))
         let temporary = try TestEnvironment.temporaryDirectory("nr-tmp")
