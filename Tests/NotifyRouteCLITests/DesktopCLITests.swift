@@ -299,6 +299,31 @@ struct DesktopCLITests {
         print("notify-route sinks, a start that timed out: first \(DurationParser.milliseconds(first.duration)) ms, next process \(DurationParser.milliseconds(second.duration)) ms")
     }
 
+    @Test func aDaemonThatDiesAtStartIsStartedOnceNotBySend() throws {
+        // Dies after 300 ms, as a daemon with a broken config does: past the probe's first
+        // calls, within a delivery's wait for the start.
+        let bus = try DBusMockDaemon.startActivatable(script: "sleep 0.3; exit 3")
+        defer { bus.shutdown() }
+        let session = try Session(Self.desktopOnly, daemon: bus)
+        defer { session.remove() }
+        var durations: [Int] = []
+        for attempt in 1...3 {
+            let send = try ProcessRunner.notifyRoute(["send", "--config", session.config.path, "attempt \(attempt)"],
+                                                     environment: session.environment, timeLimit: .seconds(10))
+            durations.append(DurationParser.milliseconds(send.duration))
+            #expect(send.status == 69, "\(send.standardError)")
+            #expect(send.standardError.contains("Spawn.ChildExited"), "\(send.standardError)")
+            #expect(send.standardError.contains("exited with status 3"), "the daemon's own exit status: \(send.standardError)")
+            if attempt > 1 {
+                #expect(send.standardError.contains(" ago; the bus is not asked to start it again for "), "\(send.standardError)")
+                #expect(send.duration < .milliseconds(250), "no wait for another start: \(durations)")
+            }
+        }
+        let pids = try String(contentsOf: bus.directory.appendingPathComponent("activated.pids"), encoding: .utf8)
+        #expect(pids.split(separator: "\n").count == 1, "one start for three sends: \(pids)")
+        print("desktop sink, a daemon that dies at start: three sends \(durations) ms")
+    }
+
     @Test func aHungDaemonAnswersWithinTheDesktopDefaultDeadline() throws {
         let daemon = try DBusMockDaemon.start()
         defer { daemon.shutdown() }

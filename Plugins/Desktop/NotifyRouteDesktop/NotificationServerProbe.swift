@@ -118,6 +118,13 @@ enum NotificationServerProbe {
         error.kind == .unavailable && error.message.contains(pendingStart)
     }
 
+    /// The words of every error that carries the bus's own reason for a failed start.
+    static let failedStart = "the session bus tried to start \(busName) and got "
+
+    static func isStartFailure(_ error: SinkError) -> Bool {
+        error.kind == .unavailable && error.message.contains(failedStart)
+    }
+
     /// `GetServerInformation` with auto-start: the bus starts the daemon and then passes
     /// the call on. D-Bus's own error for a start that failed (`Spawn.ChildExited`, ...)
     /// is named; a start still going on at `deadline` is told apart from a daemon that
@@ -143,7 +150,7 @@ enum NotificationServerProbe {
                 g_error_free(error)
                 // "GDBus.Error:NAME: text": the text alone, after the name we give.
                 let text = message.firstRange(of: name + ": ").map { String(message[$0.upperBound...]) } ?? message
-                throw SinkError(.unavailable, "the notification daemon could not be started: the session bus tried to start \(busName) and got \(name) (\(text))",
+                throw SinkError(.unavailable, "the notification daemon could not be started: \(failedStart)\(name) (\(text))",
                                 isRetryable: true)
             }
         }

@@ -38,6 +38,10 @@ final class ServerProbeCache: Sendable {
     /// daemon is up. Past it the bus is asked to start the daemon again (D-Bus gives up on
     /// a start after its own `service_start_timeout`, 25 s by default).
     static let startMemory: Duration = .seconds(120)
+    /// How long a start the bus reported failed is reported again, by this process and the
+    /// next ones, before the bus is asked to start the daemon again: a daemon that dies at
+    /// start costs one wait, not one per send, and a fixed one is used within this.
+    static let startFailureMemory: Duration = .seconds(30)
     let timeout: Duration
     private let state = Mutex(State())
 
@@ -159,6 +163,10 @@ final class ServerProbeCache: Sendable {
             }
             // Nobody owns the name: an earlier process may have seen the bus start the daemon.
             let guid = identity == nil ? NotificationServerProbe.busGUID() : nil
+            if let guid, let failed = StoredServerInformation.failedStart(busGUID: guid), failed.age < Self.startFailureMemory {
+                finish(.failure(Self.remembered(failed.reason, age: failed.age)), fromStore: false, identity: nil)
+                return
+            }
             if firstProbe, let guid, let age = StoredServerInformation.pendingStartAge(busGUID: guid) {
                 state.withLock { $0.startPendingSince = .now - age }
             }
@@ -178,6 +186,9 @@ final class ServerProbeCache: Sendable {
                 if identity != nil { StoredServerInformation.remove() }
                 // The next process then asks only whether the daemon is up, not waits again.
                 if let guid, NotificationServerProbe.isStartPending(error) { StoredServerInformation.recordPendingStart(busGUID: guid) }
+                if let guid, NotificationServerProbe.isStartFailure(error) {
+                    StoredServerInformation.recordFailedStart(busGUID: guid, reason: error.message)
+                }
                 outcome = .failure(error)
             }
             finish(outcome, fromStore: false, identity: owner)
@@ -187,6 +198,17 @@ final class ServerProbeCache: Sendable {
         } catch {
             finish(.failure(error), fromStore: false, identity: nil)
         }
+    }
+
+    /// A failed start recorded `age` ago, reported with when the bus is asked again.
+    static func remembered(_ reason: String, age: Duration) -> SinkError {
+        SinkError(.unavailable, "\(reason), \(DurationParser.format(seconds(age))) ago; the bus is not asked to start it again for \(DurationParser.format(seconds(startFailureMemory - age)))",
+                  isRetryable: true)
+    }
+
+    /// Whole seconds, at least one: what a user reads of an age.
+    private static func seconds(_ duration: Duration) -> Duration {
+        .seconds(max(1, duration.components.seconds))
     }
 
     private func finish(_ outcome: Outcome, fromStore: Bool, identity: DaemonIdentity?) {

@@ -38,6 +38,7 @@ enum StoredServerInformation {
         guard let directory, let text = encode(server, for: identity) else { return }
         writeAtomically(text, to: directory + "/" + fileName)
         unlink(directory + "/" + startFileName)
+        unlink(directory + "/" + failedStartFileName)
     }
 
     /// A start of the daemon that the bus with `busGUID` had not finished past a probe's
@@ -49,10 +50,7 @@ enum StoredServerInformation {
         guard let directory, let file = readOwnFile(directory + "/" + startFileName),
               file.text == "\(startHeader)\n\(busGUID)\n"
         else { return nil }
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let age = Duration.seconds(now.tv_sec - file.modified.tv_sec) + .nanoseconds(now.tv_nsec - file.modified.tv_nsec)
-        return age >= .zero ? age : nil
+        return age(of: file.modified)
     }
 
     /// Records that the bus with `busGUID` is still starting the daemon, unless an earlier
@@ -61,6 +59,41 @@ enum StoredServerInformation {
         if let age = pendingStartAge(busGUID: busGUID, directory: directory), age < ServerProbeCache.startMemory { return }
         guard let directory else { return }
         writeAtomically("\(startHeader)\n\(busGUID)\n", to: directory + "/" + startFileName)
+    }
+
+    /// A start of the daemon that the bus with `busGUID` reported failed (D-Bus's
+    /// `Spawn.*` errors: the daemon exited or was killed before it took its name), so
+    /// that the processes after it report that failure instead of each asking the bus to
+    /// start the daemon again and waiting for it to fail.
+    static let failedStartFileName = "desktop-start-failed"
+    static let failedStartHeader = "notify-route desktop-start-failed 1"
+    /// The bus's words are a peer's: kept to one line of this many bytes.
+    static let failureReasonLimit = 512
+
+    /// The failure recorded for the bus with `busGUID`, and how long ago it was recorded.
+    static func failedStart(busGUID: String, directory: String? = defaultDirectory()) -> (reason: String, age: Duration)? {
+        guard let directory, let file = readOwnFile(directory + "/" + failedStartFileName) else { return nil }
+        let lines = file.text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count == 4, lines[0] == failedStartHeader, lines[1] == busGUID, !lines[2].isEmpty, lines[3].isEmpty,
+              let age = age(of: file.modified)
+        else { return nil }
+        return (String(lines[2]), age)
+    }
+
+    /// Records `reason` as the outcome of the last start on the bus with `busGUID`.
+    static func recordFailedStart(busGUID: String, reason: String, directory: String? = defaultDirectory()) {
+        guard let directory, !busGUID.contains("\n") else { return }
+        let line = TextSanitizer.truncate(TextSanitizer.clean(reason, keepNewlines: false), toUTF8Bytes: failureReasonLimit)
+        guard !line.isEmpty else { return }
+        writeAtomically("\(failedStartHeader)\n\(busGUID)\n\(line)\n", to: directory + "/" + failedStartFileName)
+        unlink(directory + "/" + startFileName)
+    }
+
+    private static func age(of modified: timespec) -> Duration? {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let age = Duration.seconds(now.tv_sec - modified.tv_sec) + .nanoseconds(now.tv_nsec - modified.tv_nsec)
+        return age >= .zero ? age : nil
     }
 
     /// A small file's text and modification time, when it is a regular file of ours
