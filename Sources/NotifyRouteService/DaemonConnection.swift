@@ -312,6 +312,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
             startRouting()  // the last lines come from the decoder at the hang-up, with no read-complete
             ending = true
             if unanswered == 0 { close(context) }
+        } else if let expired = event as? LineTimeout.Expired {
+            guard refusal == nil, !ending, let connection else { return }
+            ending = true
+            unanswered += 1
+            let reason = "a request line did not end within \(DurationParser.format(expired.limit)); this connection is closed"
+            if connection.push(.refused(reason)) { startPending = true }
+            startRouting()
+            return
         } else if event is ConnectionRegistry.ShuttingDown {
             shuttingDown = true
             if unanswered == 0 { close(context) }
@@ -363,12 +371,18 @@ final class ConnectionRegistry: Sendable {
     }
     private let state = Mutex(State())
 
-    func add(_ channel: any Channel) {
-        let closing = state.withLock { state in
+    /// Registers a connection just accepted, unless `limit` are open already (then false,
+    /// and the caller closes it); removed again when it closes.
+    func add(_ channel: any Channel, limit: Int) -> Bool {
+        let admitted = state.withLock { state -> Bool? in
+            guard state.channels.count < limit else { return nil }
             state.channels[ObjectIdentifier(channel)] = channel
-            return state.closing
+            return !state.closing
         }
-        if closing { channel.close(promise: nil) }
+        guard let admitted else { return false }
+        channel.closeFuture.whenComplete { [self] _ in remove(channel) }
+        if !admitted { channel.close(promise: nil) }
+        return true
     }
 
     func remove(_ channel: any Channel) {

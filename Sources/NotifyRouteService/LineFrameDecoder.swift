@@ -115,3 +115,46 @@ final class LineBudget: Sendable {
         deinit { if drawn > 0 { budget.used.subtract(drawn, ordering: .relaxed) } }
     }
 }
+
+/// Ends a connection whose request line does not arrive whole within `limit` of its first
+/// bytes: half a line held open keeps a connection and its buffer, whatever the budgets say.
+/// Before the decoder, it sees the raw reads: a read that does not end in a newline leaves
+/// a line unfinished. At the limit, ``Expired`` goes down the pipeline for the connection
+/// to answer in turn and close.
+final class LineTimeout: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    struct Expired: Sendable {
+        let limit: Duration
+    }
+
+    private let limit: Duration
+    private var timer: Scheduled<Void>?
+
+    init(_ limit: Duration) {
+        self.limit = limit
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        if let last = buffer.getInteger(at: buffer.writerIndex &- 1, as: UInt8.self), buffer.readableBytes > 0 {
+            if last == UInt8(ascii: "\n") {
+                timer?.cancel()
+                timer = nil
+            } else if timer == nil {
+                let limit = limit
+                let nanoseconds = Int64(limit.components.seconds) * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000
+                timer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) {
+                    context.fireUserInboundEventTriggered(Expired(limit: limit))
+                }
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+}

@@ -54,6 +54,12 @@ public struct RouterDaemon: Service {
         public var drainLimit: Duration = .seconds(5)
         /// Called once the socket listens (after `READY=1` went to systemd).
         public var onReady: @Sendable () -> Void = {}
+        /// How many connections are served at once; past it a new one is closed unread,
+        /// and its client routes its event itself.
+        public var maximumConnections = 4096
+        /// How long a request line may take to arrive once it has begun: a client that
+        /// sends half a line and waits is told so and closed.
+        public var lineTimeout: Duration = .seconds(10)
 
         public init() {}
     }
@@ -89,6 +95,10 @@ public struct RouterDaemon: Service {
             .childChannelInitializer { channel in
                 // All of it at once on the loop: the bootstrap's child options and a chain of
                 // futures cost an accept about 15,000 instructions (Benchmarks README, twelfth pass).
+                guard connections.add(channel, limit: options.maximumConnections) else {
+                    logger.warning("refused a connection: the daemon serves at most \(options.maximumConnections) at once")
+                    return channel.close()
+                }
                 do {
                     // A client that shuts down its writing side still gets the answers to what it sent.
                     try channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
@@ -101,15 +111,15 @@ public struct RouterDaemon: Service {
                     // Let in by serve.allow, not as the owner: it may hand events in, no more.
                     let guest = peer.flatMap { $0.uid == policy.owner ? nil : $0.uid }
                     let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(LineTimeout(options.lineTimeout))
                     try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(limit: DaemonProtocol.maximumLineBytes, budget: lineBudget)))
                     if let peer, refusal == nil {
                         try pipeline.addHandler(GreetingHandler(peerPID: peer.pid, welcome: { [host] in host.welcome }))
                     }
                     try pipeline.addHandler(ConnectionHandler(daemon: self, registry: connections, loopExecutor: loopExecutor, refusal: refusal, guest: guest))
-                    connections.add(channel)
-                    channel.closeFuture.whenComplete { _ in connections.remove(channel) }
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
+                    connections.remove(channel)
                     return channel.eventLoop.makeFailedFuture(error)
                 }
             }

@@ -375,9 +375,99 @@ struct DaemonTests {
         let send = try await Self.run(["send", "--json", "still routed"], daemon)
         #expect(send.status == 0, "\(send.standardError)")
         #expect(try Self.json(send.standardOutput)["via"] as? String == "daemon", "\(send.standardOutput)")
-        FileManager.default.createFile(atPath: done, contents: nil)
+        _ = FileManager.default.createFile(atPath: done, contents: nil)
         #expect(try await hostile.status == 0)
         #expect(daemon.exitStatus() == nil, "the daemon is still running: \(daemon.log)")
+    }
+
+    /// Half a request line, then nothing: answered with the reason once the line timeout
+    /// has passed, and closed, while other clients are served all along.
+    @Test func halfALineIsAnsweredAndClosedAfterTheLineTimeout() async throws {
+        let daemon = try DaemonProcess.start(config: try Self.config())
+        defer { daemon.stop() }
+        let script = """
+            import json, socket, sys, time
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(sys.argv[1])
+            s.sendall(b'{"hello":"notify-route","version":1}\\n{"request":"status"')
+            start, data = time.time(), b''
+            s.settimeout(30)
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            print(json.dumps({"seconds": time.time() - start, "answer": data.decode(errors="replace")}))
+            """
+        let socket = daemon.socketPath
+        async let held = PrivateJournal.offPool {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, socket], timeLimit: .seconds(60))
+        }
+        try await Task.sleep(for: .seconds(1))
+        let send = try await Self.run(["send", "--json", "served meanwhile"], daemon)
+        #expect(try Self.json(send.standardOutput)["via"] as? String == "daemon", "\(send.standardOutput)")
+        let result = try await held
+        let outcome = try Self.json(result.standardOutput)
+        let seconds = try #require(outcome["seconds"] as? Double, "\(result.standardOutput) \(result.standardError)")
+        let answer = try #require(outcome["answer"] as? String)
+        #expect(seconds > 9 && seconds < 14, "closed after \(seconds) s")
+        #expect(answer.contains("a request line did not end within 10s; this connection is closed"), "\(answer)")
+        #expect(answer.contains("\"exit\":64"), "\(answer)")
+        #expect(daemon.exitStatus() == nil, "the daemon is still running: \(daemon.log)")
+    }
+
+    /// Past its connection cap the daemon closes a new connection unread (its client
+    /// routes the event itself), and takes new ones again once some have closed.
+    @Test func connectionsPastTheCapAreClosedUnread() async throws {
+        let daemon = try DaemonProcess.start(config: try Self.config())
+        defer { daemon.stop() }
+        let directory = try TestEnvironment.temporaryDirectory("connection-cap")
+        let (report, done) = (directory.appendingPathComponent("report").path, directory.appendingPathComponent("done").path)
+        let script = """
+            import json, os, socket, sys, time
+            path, report, done = sys.argv[1:4]
+            def connect():
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(path)
+                return s
+            def greeting(s):
+                s.settimeout(5)
+                try:
+                    s.sendall(b'{"hello":"notify-route","version":1}\\n')
+                    return s.recv(4096)
+                except (BrokenPipeError, ConnectionResetError):
+                    return b''
+                except OSError:
+                    return b'?'
+            held = [connect() for _ in range(4096)]
+            greeted = sum(1 for s in held[-16:] if greeting(s).startswith(b'{'))
+            extra = greeting(connect())
+            held.pop().close()
+            time.sleep(0.5)
+            held.append(connect())
+            again = greeting(held[-1])
+            with open(report, "w") as f:
+                json.dump({"greeted": greeted, "extra": extra.decode(errors="replace"), "again": again[:1].decode()}, f)
+            while not os.path.exists(done):
+                time.sleep(0.05)
+            """
+        let socket = daemon.socketPath
+        async let hostile = PrivateJournal.offPool {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, socket, report, done], timeLimit: .seconds(120))
+        }
+        for _ in 0..<6000 where !FileManager.default.fileExists(atPath: report) { try await Task.sleep(for: .milliseconds(20)) }
+        let outcome = try Self.json(try String(contentsOfFile: report, encoding: .utf8))
+        #expect(outcome["greeted"] as? Int == 16, "the last 16 of 4,096 connections were greeted: \(outcome)")
+        #expect(outcome["extra"] as? String == "", "the 4,097th is closed unread: \(outcome)")
+        #expect(outcome["again"] as? String == "{", "taken again once one closed: \(outcome)")
+        // At the cap: a send is routed by its own process, and says nothing went wrong.
+        let send = try await Self.run(["send", "--json", "past the cap"], daemon)
+        #expect(send.status == 0, "\(send.standardError)")
+        #expect(try Self.json(send.standardOutput)["via"] as? String == "local", "\(send.standardOutput)")
+        #expect(daemon.log.contains("the daemon serves at most 4096 at once"), "\(daemon.log)")
+        _ = FileManager.default.createFile(atPath: done, contents: nil)
+        #expect(try await hostile.status == 0)
+        try? FileManager.default.removeItem(at: directory)
     }
 
     @Test func aHungDaemonCostsAClientAtMostTheGreetingLimit() async throws {

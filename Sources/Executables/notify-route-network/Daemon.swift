@@ -76,6 +76,7 @@ enum Daemon {
             options.ownedDirectory = directory
         }
         options.drainLimit = .seconds(Int64(max(1, (await host.answerWithinMS) / 1000)))
+        Self.raiseOpenFileLimit(to: options.maximumConnections + 256)
         let daemon = RouterDaemon(listener: listener, host: host, rendering: .cli, options: options, logger: logger)
         let reloader = ReloadOnHangup(host: host, daemon: daemon, logger: logger)
         let timer = HeldSummaryTimer(router: { host.router }, wakeup: host.summaryWakeup, logger: logger,
@@ -95,6 +96,16 @@ enum Daemon {
         try await group.run()
         withExtendedLifetime(lock) {}
         throw ExitStatus.delivered
+    }
+
+    /// Lets the daemon hold its connection cap plus its own files: systemd starts services
+    /// with a soft limit of 1,024 open files (for `select`, which nothing here uses), and
+    /// leaves the hard limit for programs to raise it to.
+    static func raiseOpenFileLimit(to wanted: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
+        limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 }
 
