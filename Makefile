@@ -9,7 +9,7 @@
 #
 # The default build is position-independent, links SQLite and libyaml as shared libraries and
 # the Swift standard library statically. TUNED=1 builds what the benchmarks measure instead
-# (Tests/Benchmarks/release-flags.sh: a position-dependent notify-route, an ordering file, a
+# (config/tuned/release-flags.sh: a position-dependent notify-route, an ordering file, a
 # version script, static SQLite and libyaml; README: Install says why they cannot be in
 # Package.swift). CONFIGURATION=debug installs the debug build (.ci/install-check.sh: CI has
 # built it already, and a release build costs minutes).
@@ -43,11 +43,17 @@ BUILD = $(SWIFT) build --scratch-path $(SCRATCH)
 else ifeq ($(TUNED),1)
 # The scratch path of Tests/Benchmarks/run.sh: one release build serves both.
 SCRATCH ?= .build-bench-release
-BUILD = ROOT=$$PWD; source Tests/Benchmarks/release-flags.sh; $(SWIFT) build "$${RELEASE_FLAGS[@]}" --scratch-path $(SCRATCH)
+BUILD = ROOT=$$PWD; source config/tuned/release-flags.sh; $(SWIFT) build "$${RELEASE_FLAGS[@]}" --scratch-path $(SCRATCH)
 else
-# No local rpath: the installed binaries load nothing from beside themselves.
+# No local rpath: the installed binaries load nothing from beside themselves. The rest gives up
+# no hardening (Tests/Benchmarks/README.md, "The default build and the tuned one", has what each
+# is worth): generic types' metadata through accessors instead of mangled names the runtime
+# demangles at first use; the toolchain's lld, writing relative relocations compactly (DT_RELR,
+# glibc 2.36); and no symbol exported from the executables, which nothing loads symbols from.
 SCRATCH ?= .build-release
-BUILD = $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath --scratch-path $(SCRATCH)
+BUILD = $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath \
+	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
+	-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic --scratch-path $(SCRATCH)
 endif
 
 # The release is written in one place, Sources/CBuildInfo/Release.h (plain `swift build` reads

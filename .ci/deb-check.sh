@@ -37,6 +37,16 @@ installed=1
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "./$deb" >"$TMP/apt.log" 2>&1 ||
   { cat "$TMP/apt.log"; fail "apt-get install ./$deb failed"; }
 [ "$(command -v notify-route)" = /usr/bin/notify-route ] || fail "notify-route is not /usr/bin/notify-route"
+# The default release build, as a distribution ships it: position-independent, the system's
+# libraries shared, stripped.
+for binary in /usr/bin/notify-route /usr/bin/notify-route-network; do
+  readelf -h "$binary" | grep -q "Type: *DYN" || fail "$binary is not a position-independent executable"
+  libraries=$(ldd "$binary") || fail "ldd $binary failed"
+  for library in libsqlite3.so libyaml-0.so libstdc++.so; do
+    grep -q "$library" <<<"$libraries" || fail "$binary does not load $library as a shared library"
+  done
+  ! readelf -SW "$binary" | grep -qE '\] \.(symtab|debug_info) ' || fail "$binary is not stripped"
+done
 version=$(/usr/bin/notify-route --version)
 [ "${deb#notify-route_}" != "$deb" ] && [[ $deb == notify-route_${version//-/.}-1_* ]] || fail "--version $version, package $deb"
 

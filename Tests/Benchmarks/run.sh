@@ -19,7 +19,7 @@ if [ "${BENCH_STAGE:-}" != inner ]; then
   source Tests/Benchmarks/bench-tools.sh
   if [ "$MODE" = full ] || [ "${BENCH_RELEASE:-}" = 1 ]; then
     # The release options of release-flags.sh (Tests/Benchmarks/README.md, "Release build", says why each).
-    source Tests/Benchmarks/release-flags.sh
+    source config/tuned/release-flags.sh
     BUILD=(swift build "${RELEASE_FLAGS[@]}"
       --scratch-path .build-bench-release)
   else
@@ -128,8 +128,8 @@ gdbus call --session --dest org.freedesktop.Notifications --object-path /org/fre
   # What every command maps at start-up: the binary's own size and the shared objects it needs.
   echo "RESULT binary size_mb=$(( $(stat -c %s "$NR") / 1048576 )) needed=$(readelf -d "$NR" | grep -c NEEDED)" \
     "loaded_at_version=$(LD_TRACE_LOADED_OBJECTS=1 "$NR" | grep -c '=>\|ld-linux')" \
-    "ordered_found=$(comm -12 <(sort -u Tests/Benchmarks/startup.order) <(nm --defined-only "$NR" | awk '{print $NF}' | sort -u) | wc -l)" \
-    "ordered=$(wc -l <Tests/Benchmarks/startup.order)"
+    "ordered_found=$(comm -12 <(sort -u config/tuned/startup.order) <(nm --defined-only "$NR" | awk '{print $NF}' | sort -u) | wc -l)" \
+    "ordered=$(wc -l <config/tuned/startup.order)"
 } | tee "$WORK/results.txt"
 
 # ---- the table ----

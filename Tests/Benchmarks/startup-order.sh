@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes Tests/Benchmarks/startup.order: the functions the usual commands run, in the
+# Writes config/tuned/startup.order: the functions the usual commands run, in the
 # order lld should lay them out (`--symbol-ordering-file`, see "Release build" in Tests/Benchmarks/README.md).
 #
 #   bash Tests/Benchmarks/startup-order.sh
@@ -15,11 +15,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-ORDER=$ROOT/Tests/Benchmarks/startup.order
+ORDER=$ROOT/config/tuned/startup.order
 
 if [ "${ORDER_STAGE:-}" != inner ]; then
   command -v valgrind >/dev/null || apt-get install -y valgrind >/dev/null
-  source Tests/Benchmarks/release-flags.sh
+  source config/tuned/release-flags.sh
   touch "$ORDER"  # the build links with it: a first run starts from an empty one
   BUILD=(swift build "${RELEASE_FLAGS[@]}" --scratch-path .build-bench-release)
   BIN=$("${BUILD[@]}" --show-bin-path)

@@ -10,8 +10,8 @@ RELEASE_FLAGS=(-c release --static-swift-stdlib --disable-local-rpath -Xswiftc -
   -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
   -Xswiftc -Xfrontend -Xswiftc -function-sections
   -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker -L"$ROOT/.build-static"
-  -Xlinker --symbol-ordering-file="$ROOT/Tests/Benchmarks/startup.order" -Xlinker --no-warn-symbol-ordering
-  -Xlinker --version-script="$ROOT/Tests/Benchmarks/exports.map")
+  -Xlinker --symbol-ordering-file="$ROOT/config/tuned/startup.order" -Xlinker --no-warn-symbol-ordering
+  -Xlinker --version-script="$ROOT/config/tuned/exports.map")
 # `notify-route` alone is linked as a position-dependent executable: a PIE's start-up
 # relocates 47,000 pointers of Swift metadata, each page of them copied on write, about
 # 130 page faults and 400,000 instructions per send (0.2-0.3 ms; Tests/Benchmarks/README.md,
