@@ -85,16 +85,16 @@ public struct RouterDaemon: Service {
     public func run() async throws {
         let connections = ConnectionRegistry()
         let lineBudget = LineBudget()
-        // One loop for the listener and its connections: handing each new channel to the other
-        // loop cost four wake-ups between the two per connection (perf sched), and a loop's
-        // share of routing an event is small enough that one keeps up (Benchmarks README, seventh pass).
+        // One loop for the listener and its connections: handing each new channel to another
+        // loop costs wake-ups between the two, and one loop keeps up with its share of routing
+        // (Tests/Benchmarks/README.md, "Why the code is so").
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let loopExecutor = EventLoopExecutor(loop)
         let bootstrap = ServerBootstrap(group: loop, childGroup: loop)
             .serverChannelOption(.backlog, value: 256)
             .childChannelInitializer { channel in
                 // All of it at once on the loop: the bootstrap's child options and a chain of
-                // futures cost an accept about 15,000 instructions (Benchmarks README, twelfth pass).
+                // futures made an accept several times dearer (Tests/Benchmarks/README.md, "Why the code is so").
                 guard connections.add(channel, limit: options.maximumConnections) else {
                     logger.warning("refused a connection: the daemon serves at most \(options.maximumConnections) at once")
                     return channel.close()
@@ -197,8 +197,8 @@ public struct RouterDaemon: Service {
     }
 
     /// How long the history's spooled records wait to be folded, from the first of a batch:
-    /// sends one by one fold by the hundred, where a fold every 25 ms cost each lone send
-    /// 0.02-0.07 ms of the daemon's CPU (Tests/Benchmarks/README.md, twentieth pass).
+    /// sends one by one then fold by the hundred, not each lone send a fold of its own
+    /// (Tests/Benchmarks/README.md, "Why the code is so").
     static let historyFoldDelay = Duration.seconds(1)
     /// How often a batch waiting to be folded looks at the spool's size.
     static let historyFoldTick = Duration.milliseconds(25)
@@ -301,7 +301,7 @@ public struct RouterDaemon: Service {
             // How many more requests the reading of an earlier one still covers, this one included.
             let covered = noControls.flatMap { $0.count > 0 && $0.router === router ? $0.count : nil }
             let ((sent, report, controls), committed) = await writes.route(queued: queuedBehind > 0 && !request.wait) {
-                await send(request, through: router, controls: covered == nil ? nil : Controls.none)
+                await send(request, through: router, controls: covered == nil ? nil : Controls.none, guest: session.guest)
             }
             if let covered {
                 session.noControls = (router, covered - 1)
@@ -331,7 +331,8 @@ public struct RouterDaemon: Service {
             preconditionFailure("a send is answered above")
         case .close:
             let router = host.begin()
-            let report = await router.close(replaceKey: request.replaceKey ?? "")
+            let key = request.replaceKey ?? ""
+            let report = await router.close(replaceKey: session.guest.map { Self.guestKey(key, of: $0) } ?? key)
             host.end(report)
             fill(&answer, with: report, dryRun: false)
             answer.exit = report.outcomes.contains(where: \.status.isSuccess) ? 0 : 1
@@ -377,6 +378,12 @@ public struct RouterDaemon: Service {
         return (answer, nil)
     }
 
+    /// A guest's replace key, in a space of its own: what it sends replaces and closes only
+    /// what it sent, never its owner's or another guest's notification of the same key.
+    static func guestKey(_ key: String, of guest: UInt32) -> String {
+        "uid \(guest)/\(key)"
+    }
+
     /// Why a guest (``Session/guest``) may not make `request`; `nil` when it may: a send, a
     /// wait for its own send, a close of a replace key it sent.
     private func guestRefusal(_ request: DaemonProtocol.Request, guest: UInt32) -> String? {
@@ -385,7 +392,7 @@ public struct RouterDaemon: Service {
             return nil
         case .close:
             let key = request.replaceKey ?? ""
-            return guestKeys.contains(key, by: guest)
+            return guestKeys.contains(Self.guestKey(key, of: guest), by: guest)
                 ? nil : "uid \(guest) may close only what it sent itself; the replace key \"\(key)\" is not one of those"
         case .status, .reload, .resume:
             return "uid \(guest) may only hand events to this daemon; \(request.kind.rawValue) is its owner's (uid \(options.peers.owner))"
@@ -398,9 +405,9 @@ public struct RouterDaemon: Service {
     /// - Parameter known: the controls to route with, read for an earlier request; `nil`:
     ///   read them now (and release a pause that ended).
     private nonisolated(nonsending) func send(
-        _ request: DaemonProtocol.Request, through router: NotificationRouter, controls known: Controls?
+        _ request: DaemonProtocol.Request, through router: NotificationRouter, controls known: Controls?, guest: UInt32?
     ) async -> (DaemonProtocol.Answer, DeliveryReport?, Controls?) {
-        let event: NotificationEvent
+        var event: NotificationEvent
         do {
             // Read with the line when it was plain; otherwise the ingest decoder's, so that
             // a bad event reads as it does in `ingest`.
@@ -414,6 +421,7 @@ public struct RouterDaemon: Service {
         } catch {
             return (.failure("bad event: \(error.description)", exit: 65, id: request.id), nil, nil)
         }
+        if let guest, let key = event.replaceKey { event.replaceKey = Self.guestKey(key, of: guest) }
         if let sinks = request.sinks {
             let declared = router.configuration.sinks
             // Looked up in place: the list of names (an array a request) only for the message.

@@ -130,6 +130,12 @@ struct DaemonPeerTests {
             #expect(closeOwners.standardError.contains("uid 65534 may close only what it sent itself"), "\(closeOwners.standardError)")
             let closeTheirs = try await Self.runAs(uid: 65534, gid: 65534, ["close", "-r", "their-key", "--socket", daemon.socketPath])
             #expect(closeTheirs.status != 69 && !closeTheirs.standardError.contains("may close only"), "\(closeTheirs.standardError)")
+            // The owner's key, sent by the other user, is the other user's own: it replaces nothing of the owner's.
+            let same = try await Self.runAs(uid: 65534, gid: 65534, ["send", "--json", "-r", "owners-key", "--socket", daemon.socketPath, "not the owner's"])
+            #expect(same.status == 0, "\(same.standardError)")
+            let sameReport = try DaemonTests.json(same.standardOutput)
+            #expect(sameReport["via"] as? String == "daemon")
+            #expect((sameReport["event"] as? [String: Any])?["replace_key"] as? String == "uid 65534/owners-key", "\(same.standardOutput)")
 
             // The owner keeps all of it.
             #expect(try await DaemonTests.run(["status", "--socket", daemon.socketPath], daemon).status == 0)
