@@ -27,6 +27,7 @@ BASHDIR = $(PREFIX)/share/bash-completion/completions
 ZSHDIR = $(PREFIX)/share/zsh/site-functions
 FISHDIR = $(PREFIX)/share/fish/vendor_completions.d
 UNITDIR = $(PREFIX)/lib/systemd/user
+SYSTEMUNITDIR = $(PREFIX)/lib/systemd/system
 CATALOGDIR = $(PREFIX)/lib/systemd/catalog
 DOCDIR = $(PREFIX)/share/doc/notify-route
 # The binaries' debug information, by build ID, where gdb and debuginfod clients look (under /usr).
@@ -124,7 +125,7 @@ install: all
 # install without building first: what `make deb` stages from the build it has made.
 install-only:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHDIR) \
-		$(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CATALOGDIR) $(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSTEMUNITDIR) $(DESTDIR)$(CATALOGDIR) $(DESTDIR)$(DOCDIR)
 	install -m 0755 $(GENERATED)/notify-route $(GENERATED)/notify-route-network $(DESTDIR)$(BINDIR)/
 	if [ "$(DEBUG_FILES)" = 1 ]; then for b in notify-route notify-route-network; do \
 		path=$(call debug_path,$(GENERATED)/$$b) && [ -n "$$path" ] && \
@@ -138,6 +139,8 @@ install-only:
 		sed 's|/usr/local/bin/notify-route|$(BINDIR)/notify-route|' config/systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; done
 	install -m 0644 config/systemd/notify-route.socket $(DESTDIR)$(UNITDIR)/notify-route.socket
+	sed 's|/usr/local/bin/notify-route|$(BINDIR)/notify-route|' config/systemd/system/notify-route-failure@.service \
+		> $(DESTDIR)$(SYSTEMUNITDIR)/notify-route-failure@.service && chmod 0644 $(DESTDIR)$(SYSTEMUNITDIR)/notify-route-failure@.service
 	install -m 0644 config/journal/notify-route.catalog $(DESTDIR)$(CATALOGDIR)/notify-route.catalog
 	install -m 0644 config/notify-route.yaml config/REFERENCE.md $(DESTDIR)$(DOCDIR)/
 	if [ "$(NOTIFY_SEND_LINK)" = 1 ]; then ln -sf notify-route $(DESTDIR)$(BINDIR)/notify-send; fi
@@ -154,7 +157,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/notify-route $(DESTDIR)$(BINDIR)/notify-route-network $(DESTDIR)$(MANDIR)/man1/notify-route.1 $(DESTDIR)$(MANDIR)/man1/notify-route.*.1 \
 		$(DESTDIR)$(MANDIR)/man5/notify-route.yaml.5 $(DESTDIR)$(BASHDIR)/notify-route $(DESTDIR)$(ZSHDIR)/_notify-route \
 		$(DESTDIR)$(FISHDIR)/notify-route.fish $(DESTDIR)$(UNITDIR)/notify-route.service $(DESTDIR)$(UNITDIR)/notify-route.socket \
-		$(DESTDIR)$(UNITDIR)/notify-route-failure@.service \
+		$(DESTDIR)$(UNITDIR)/notify-route-failure@.service $(DESTDIR)$(SYSTEMUNITDIR)/notify-route-failure@.service \
 		$(DESTDIR)$(CATALOGDIR)/notify-route.catalog $(DESTDIR)$(DOCDIR)/notify-route.yaml $(DESTDIR)$(DOCDIR)/REFERENCE.md
 	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 	if [ -L $(DESTDIR)$(BINDIR)/notify-send ] && [ "$$(readlink $(DESTDIR)$(BINDIR)/notify-send)" = notify-route ]; then \

@@ -18,7 +18,8 @@ trap 'rm -rf "$TMP"; [ -z "${installed:-}" ] || DEBIAN_FRONTEND=noninteractive a
 files=$(dpkg-deb --contents "$deb" | awk '{print $6}' | sed 's|^\./|/|')
 for file in /usr/bin/notify-route /usr/bin/notify-route-network /usr/share/man/man1/notify-route.1.gz \
   /usr/lib/systemd/user/notify-route.service /usr/lib/systemd/user/notify-route.socket \
-  /usr/lib/systemd/user/notify-route-failure@.service /usr/lib/systemd/catalog/notify-route.catalog \
+  /usr/lib/systemd/user/notify-route-failure@.service /usr/lib/systemd/system/notify-route-failure@.service \
+  /usr/lib/systemd/catalog/notify-route.catalog \
   /usr/share/doc/notify-route/copyright /usr/share/doc/notify-route/changelog.Debian.gz \
   /usr/share/doc/notify-route/notify-route.yaml /usr/share/doc/notify-route/REFERENCE.md \
   /usr/share/bash-completion/completions/notify-route; do
@@ -62,6 +63,8 @@ MANWIDTH=80 man notify-route-network 2>/dev/null | grep -q "^NAME" || fail "man 
 mkdir -m 0700 "$TMP/run"
 XDG_RUNTIME_DIR=$TMP/run systemd-analyze verify --user --man=no /usr/lib/systemd/user/notify-route.socket /usr/lib/systemd/user/notify-route.service \
   /usr/lib/systemd/user/notify-route-failure@.service || fail "systemd-analyze verify --user failed"
+systemd-analyze verify --system --man=no /usr/lib/systemd/system/notify-route-failure@.service ||
+  fail "systemd-analyze verify of the system failure template failed"
 SYSTEMD_LOG_LEVEL=err journalctl --list-catalog 2>/dev/null | grep -q notify-route || fail "the journal catalog was not updated"
 
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq notify-route >/dev/null

@@ -25,7 +25,8 @@ expected=(bin/notify-route bin/notify-route-network bin/notify-send share/man/ma
   share/man/man1/notify-route.notify-send.1 share/man/man5/notify-route.yaml.5
   share/bash-completion/completions/notify-route share/zsh/site-functions/_notify-route
   share/fish/vendor_completions.d/notify-route.fish lib/systemd/user/notify-route.service
-  lib/systemd/user/notify-route.socket lib/systemd/user/notify-route-failure@.service lib/systemd/catalog/notify-route.catalog)
+  lib/systemd/user/notify-route.socket lib/systemd/user/notify-route-failure@.service lib/systemd/system/notify-route-failure@.service
+  lib/systemd/catalog/notify-route.catalog)
 for file in "${expected[@]}"; do [ -e "$ROOT/$file" ] || fail "$file was not installed"; done
 
 for name in notify-route notify-route-network; do
@@ -85,8 +86,10 @@ if command -v zsh >/dev/null; then zsh -n "$ROOT/share/zsh/site-functions/_notif
 if command -v fish >/dev/null; then fish -n "$ROOT/share/fish/vendor_completions.d/notify-route.fish" || fail "fish completion does not parse"; fi
 
 grep -q "^ExecStart=$PREFIX/bin/notify-route serve$" "$ROOT/lib/systemd/user/notify-route.service" || fail "ExecStart does not name $PREFIX/bin"
-grep -q "| $PREFIX/bin/notify-route send " "$ROOT/lib/systemd/user/notify-route-failure@.service" ||
-  fail "the failure template does not run $PREFIX/bin/notify-route"
+for scope in user system; do
+  grep -q "| $PREFIX/bin/notify-route send " "$ROOT/lib/systemd/$scope/notify-route-failure@.service" ||
+    fail "the $scope failure template does not run $PREFIX/bin/notify-route"
+done
 # systemd-analyze checks ExecStart= exists on this machine: point it at the staged binary.
 mkdir "$DEST/verify"
 sed "s|^ExecStart=$PREFIX|ExecStart=$ROOT|" "$ROOT/lib/systemd/user/notify-route.service" >"$DEST/verify/notify-route.service"
@@ -95,6 +98,11 @@ sed "s|$PREFIX/bin/notify-route|$ROOT/bin/notify-route|" "$ROOT/lib/systemd/user
 cp "$ROOT/lib/systemd/user/notify-route.socket" "$DEST/verify/"
 systemd-analyze verify --man=no "$DEST/verify/notify-route.socket" "$DEST/verify/notify-route.service" \
   "$DEST/verify/notify-route-failure@.service" || fail "systemd-analyze verify failed"
+mkdir "$DEST/verify-system"
+sed "s|$PREFIX/bin/notify-route|$ROOT/bin/notify-route|" "$ROOT/lib/systemd/system/notify-route-failure@.service" \
+  >"$DEST/verify-system/notify-route-failure@backup.service.service"
+systemd-analyze verify --system --man=no "$DEST/verify-system/notify-route-failure@backup.service.service" ||
+  fail "systemd-analyze verify of the system failure template failed"
 journalctl --root="$DEST" --update-catalog 2>/dev/null || true  # the catalog parses:
 SYSTEMD_LOG_LEVEL=err journalctl --root="$DEST" --list-catalog 2>/dev/null | grep -q "notify-route" ||
   fail "journalctl does not read the installed catalog"

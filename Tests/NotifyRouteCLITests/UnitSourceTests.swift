@@ -84,6 +84,7 @@ struct UnitSourceTests {
             defer { mock.shutdown() }
             let daemon = try await startDaemon(try config(recovered: "notify"), mock)
             defer { daemon.stop() }
+            #expect(!daemon.log.contains("cannot read the system journal"), "root reads it: \(daemon.log)")
 
             // Another user cannot forge a failure; a unit outside `units:` is not watched.
             try await log(failure, as: "65534")
@@ -114,6 +115,33 @@ struct UnitSourceTests {
             try await unitStarts()
             try await Task.sleep(for: .milliseconds(500))
             #expect(try mock.notifyCalls().count == 2)
+        }
+    }
+
+    /// A user who may not read the system journal is told so at start, as journalctl tells
+    /// it: otherwise the source would see no system unit fail, and say nothing.
+    @Test func aUserWhoCannotReadTheSystemJournalIsToldSoAtStart() async throws {
+        try await PrivateJournal.withAccess {
+            let setpriv = try #require(ProcessRunner.which("setpriv"))
+            let home = try TestEnvironment.temporaryDirectory("unit-source-nobody")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let runtime = home.appendingPathComponent("runtime")
+            try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+            let config = home.appendingPathComponent("config.yaml")
+            try "sinks: { log: { kind: journal } }\nfallback: [log]\nsources:\n  failed: { kind: units }\n"
+                .write(to: config, atomically: true, encoding: .utf8)
+            for path in [home.path, runtime.path, config.path] { chown(path, 65534, 65534) }
+            chmod(runtime.path, 0o700)
+            let daemon = try DaemonProcess.start(
+                config: config, environment: ["HOME": home.path, "XDG_STATE_HOME": home.appendingPathComponent("state").path],
+                launcher: [setpriv.path, "--reuid=65534", "--regid=65534", "--clear-groups"],
+                socket: home.appendingPathComponent("socket").path, runtime: runtime.path)
+            defer { daemon.stop() }
+            let warning = "source failed: uid 65534 cannot read the system journal, so this source sees only this user's own records (no system unit's failure among them); users in the groups 'systemd-journal' and 'adm' can read it"
+            let end = ContinuousClock.now + .seconds(10)
+            while !daemon.log.contains(warning), ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(daemon.log.contains(warning), "\(daemon.log)")
+            #expect(daemon.exitStatus() == nil, "the daemon runs on: \(daemon.log)")
         }
     }
 
@@ -172,9 +200,18 @@ struct UnitSourceTests {
 struct FailureTemplateUnitTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static func unitText() throws -> String {
-        try String(contentsOf: repository.appendingPathComponent("config/systemd/notify-route-failure@.service"), encoding: .utf8)
+    /// The user template, or the system one (`config/systemd/system/`).
+    static func unitText(system: Bool = false) throws -> String {
+        try String(contentsOf: repository.appendingPathComponent("config/systemd/\(system ? "system/" : "")notify-route-failure@.service"), encoding: .utf8)
             .replacingOccurrences(of: "/usr/local/bin/notify-route", with: TestEnvironment.notifyRouteBinary.path)
+    }
+
+    /// ExecStart='s script as systemd reads it: $$ and %% are its escapes.
+    static func script(system: Bool = false) throws -> String {
+        let exec = try #require(try unitText(system: system).split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+        return String(try #require(exec.split(separator: "'", maxSplits: 1).last?.split(separator: "'").first))
+            .replacingOccurrences(of: "$$", with: "$").replacingOccurrences(of: "%%", with: "%")
+            .replacingOccurrences(of: "\\\\", with: "\\")
     }
 
     @Test func theTemplateVerifies() throws {
@@ -188,6 +225,67 @@ struct FailureTemplateUnitTests {
         let result = try ProcessRunner.run(analyze, ["verify", "--user", "--man=no", unit.path], environment: ["XDG_RUNTIME_DIR": directory.path])
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError.isEmpty, "\(result.standardError)")
+        let systemUnit = directory.appendingPathComponent("system").appendingPathComponent("notify-route-failure@backup.service.service")
+        try FileManager.default.createDirectory(at: systemUnit.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Self.unitText(system: true).write(to: systemUnit, atomically: true, encoding: .utf8)
+        let system = try ProcessRunner.run(analyze, ["verify", "--system", "--man=no", systemUnit.path])
+        #expect(system.status == 0, "\(system.standardError)")
+        #expect(system.standardError.isEmpty, "\(system.standardError)")
+    }
+
+    /// A system unit's failure, told to a user's daemon: the system template's command, run
+    /// as root as systemd runs it, hands the event to the socket its drop-in names, of a
+    /// daemon of another user whose `serve.allow` lets root in; that daemon writes it.
+    @Test func theSystemTemplateHandsTheFailureToAUsersDaemon() async throws {
+        try await PrivateJournal.withAccess {
+            let setpriv = try #require(ProcessRunner.which("setpriv"))
+            let unit = "srctest-\(PrivateJournal.newRunID().prefix(12)).service"
+            let logger = try #require(ProcessRunner.which("logger"))
+            // What `journalctl --unit` shows of a system unit: records of root naming it.
+            for line in ["starting backup", "backup: disk full"] {
+                let result = try await PrivateJournal.offPool {
+                    try ProcessRunner.run(logger, ["--journald"], input: "OBJECT_SYSTEMD_UNIT=\(unit)\nSYSLOG_IDENTIFIER=systemd\nMESSAGE=\(line)\n")
+                }
+                #expect(result.status == 0)
+            }
+            let home = try TestEnvironment.temporaryDirectory("failure-unit-user")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let runtime = home.appendingPathComponent("runtime")
+            try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+            let config = home.appendingPathComponent("config.yaml")
+            try """
+                sinks:
+                  journal: { kind: journal, identifier: failure-template-system, deadline: 2s }
+                fallback: [journal]
+                serve:
+                  allow: { uids: [0] }
+                """.write(to: config, atomically: true, encoding: .utf8)
+            for path in [home.path, runtime.path, config.path] { chown(path, 65534, 65534) }
+            chmod(runtime.path, 0o700)
+            let socket = home.appendingPathComponent("socket").path
+            let daemon = try DaemonProcess.start(
+                config: config, environment: ["HOME": home.path, "XDG_STATE_HOME": home.appendingPathComponent("state").path],
+                launcher: [setpriv.path, "--reuid=65534", "--regid=65534", "--clear-groups"], socket: socket, runtime: runtime.path)
+            defer { daemon.stop() }
+
+            let rootRuntime = try TestEnvironment.temporaryDirectory("failure-unit-root")
+            defer { try? FileManager.default.removeItem(at: rootRuntime) }
+            let script = try Self.script(system: true)
+            let result = try await PrivateJournal.offPool {
+                try ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", script, "notify-route-failure", unit], environment: [
+                    "NOTIFY_ROUTE_SOCKET": socket, "XDG_RUNTIME_DIR": rootRuntime.path, "XDG_CONFIG_HOME": "/nonexistent-notify-route-test",
+                ])
+            }
+            #expect(result.status == 0, "\(result.standardError)")
+            // Root is let in as a guest: its replace keys are its own.
+            let entry = try #require(try await PrivateJournal.entries(matching: ["NOTIFY_ROUTE_REPLACE_KEY=uid 0/unit:\(unit)"]).first,
+                                     "\(result.standardError) \(daemon.log)")
+            #expect(entry["MESSAGE"] == "\(unit) failed\nResult: unknown\nstarting backup\nbackup: disk full", "\(entry.fields)")
+            #expect(entry["PRIORITY"] == "3")
+            #expect(entry["SYSLOG_IDENTIFIER"] == "failure-template-system", "routed by the user's daemon, with its config")
+            #expect(entry["_PID"] == String(daemon.pid), "written by the user's daemon: \(entry.fields)")
+            #expect(entry["_UID"] == "65534")
+        }
     }
 
     @Test func itsCommandSendsTheFailureWithTheLastLines() async throws {
@@ -200,12 +298,8 @@ struct FailureTemplateUnitTests {
                 }
                 #expect(result.status == 0)
             }
-            // ExecStart= as systemd reads it: $$ and %% are its escapes, %I the instance.
-            let text = try Self.unitText()
-            let exec = try #require(text.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
-            let script = String(try #require(exec.split(separator: "'", maxSplits: 1).last?.split(separator: "'").first))
-                .replacingOccurrences(of: "$$", with: "$").replacingOccurrences(of: "%%", with: "%")
-                .replacingOccurrences(of: "\\\\", with: "\\")
+            // ExecStart= as systemd reads it, the instance (%I) as its argument.
+            let script = try Self.script()
             let directory = try TestEnvironment.temporaryDirectory("failure-unit-run")
             defer { try? FileManager.default.removeItem(at: directory) }
             let config = directory.appendingPathComponent("config.yaml")

@@ -66,6 +66,9 @@ package final class SourceReader: Sendable {
     private var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     private func run() {
+        if declaration.kind == .units || declaration.journal == .system, let uid = SystemJournal.unreadableBy() {
+            logger.warning("source \(declaration.name): uid \(uid) cannot read the system journal, so this source sees only this user's own records\(declaration.kind == .units ? " (no system unit's failure among them)" : ""); users in the groups 'systemd-journal' and 'adm' can read it, as journalctl says")
+        }
         var throttle = SourceThrottle(rate: declaration.effectiveRate, sourceName: declaration.name)
         while !isStopping {
             do {
@@ -197,5 +200,31 @@ package final class SourceReader: Sendable {
             lines.append(message)
         }
         return lines.reversed()
+    }
+}
+
+/// Whether this process can read the system's journal, asked as journalctl does before its
+/// hint: sd-journal opens what it can and is silent about the files it may not read.
+enum SystemJournal {
+    /// This process's uid when a system journal is there and it may not read it; `nil` when
+    /// it may, or there is none (no journald, or its files out of sight).
+    static func unreadableBy() -> UInt32? {
+        let uid = getuid()
+        guard uid != 0, let machineID = machineID() else { return nil }
+        var refused = false
+        for directory in ["/run/log/journal", "/var/log/journal"] {
+            if access("\(directory)/\(machineID)/system.journal", R_OK) == 0 { return nil }
+            if errno == EACCES { refused = true }
+        }
+        return refused ? uid : nil
+    }
+
+    private static func machineID() -> String? {
+        guard let file = fopen("/etc/machine-id", "r") else { return nil }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
+        let id = String(decoding: buffer.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return id.utf8.count == 32 && id.allSatisfy(\.isHexDigit) ? id : nil
     }
 }
