@@ -124,7 +124,7 @@ let package = Package(
         // What the daemon and its clients share without SwiftNIO or swift-service-lifecycle: the
         // protocol and its client, the router host, the sources. `notify-route` links this and
         // not the server, whose metadata would otherwise be relocated at every start of a send
-        // (Tests/Benchmarks/README.md: "The daemon's server out of notify-route").
+        // (Tests/Benchmarks/README.md, "Why the code is so").
         .target(
             name: "NotifyRouteHost",
             dependencies: [
@@ -143,7 +143,7 @@ let package = Package(
         // webhook sink, another command whose config declares one, and `serve` exec
         // `notify-route-network`, installed beside it, which links it all; SwiftNIO's
         // HTTP, async-http-client and BoringSSL would otherwise slow the start of every send
-        // (Tests/Benchmarks/README.md: "Two executables").
+        // (Tests/Benchmarks/README.md, "Why the code is so").
         .target(
             name: "NotifyRouteCLI",
             dependencies: [

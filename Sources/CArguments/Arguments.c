@@ -1,8 +1,7 @@
 // `CommandLine` for `notify-route`, from the arguments glibc hands every `.preinit_array`
 // function. Defining the runtime's two functions here keeps the linker from taking its own
-// CommandLine object, whose start-up constructor finds argv by reading /proc/self/maps
-// (about 115,000 instructions and 7 system calls on every start; Tests/Benchmarks/README.md,
-// "The client's start and the daemon's hand-overs, eighth pass").
+// CommandLine object, whose start-up constructor finds argv by reading /proc/self/maps on
+// every start (Tests/Benchmarks/README.md, "Why the code is so").
 #include "CArguments.h"
 #include <stddef.h>
 

@@ -34,9 +34,8 @@ public final class DaemonClient {
 
     /// How long a client waiting for the daemon first yields its CPU, rather than sleep: the
     /// daemon's thread that the request wakes then runs on this CPU at once, where a sleeping
-    /// client left it to wake another (on a VM a halted vCPU), and a `send` to the journal,
-    /// run by run beside `logger --journald`, went from 1.00-1.04× its time to 0.91-0.94×
-    /// (Tests/Benchmarks/README.md, twentieth pass). Bounded, so a slow sink's answer is awaited asleep.
+    /// client left it to wake another (on a VM a halted vCPU) (Tests/Benchmarks/README.md, "Why the code is so").
+    /// Bounded, so a slow sink's answer is awaited asleep.
     static let yieldingMicroseconds: Int64 = 300
 
     private struct First {

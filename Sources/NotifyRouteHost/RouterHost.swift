@@ -12,8 +12,8 @@ import Synchronization
 /// state store, not in the router, so a reload keeps them.
 ///
 /// What every routed event touches (the router, the counts) is behind a mutex, not the
-/// actor: two hops to the actor per event were a third of the pool's jobs under load
-/// (Tests/Benchmarks/README.md, twelfth pass). Reload and `status` stay on the actor.
+/// actor, whose two hops per event crowd the pool under load (Tests/Benchmarks/README.md, "Why the code is so").
+/// Reload and `status` stay on the actor.
 public actor RouterHost {
     /// Builds a router from the config the daemon was started with, or throws what is
     /// wrong with it (a ``ConfigError`` with file:line:col).

@@ -10,8 +10,7 @@ import Synchronization
 /// running and ended when none is left: a connection waiting for its next line holds no
 /// task, and its end resumes none. Answers are written in request order, each once its
 /// event's state is committed, from whichever thread routed or committed it. (A task per
-/// connection over `NIOAsyncChannel` woke a thread of the pool or the loop about ten times
-/// per send: Benchmarks README, tenth pass.)
+/// connection over `NIOAsyncChannel` woke a thread many times per send: Tests/Benchmarks/README.md, "Why the code is so".)
 final class DaemonConnection: Sendable {
     enum Request: Sendable {
         case line(ByteBuffer)

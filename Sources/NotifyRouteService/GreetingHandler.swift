@@ -110,7 +110,7 @@ final class GreetingHandler: ChannelInboundHandler {
 
     /// A first line that should be our `hello`, or what is wrong with it. Read from the
     /// parsed members where they lie: a ``JSONValue`` tree of the line (its dictionary) was
-    /// most of what the greeting cost the loop (Tests/Benchmarks/README.md, twelfth pass).
+    /// most of what the greeting cost the loop (Tests/Benchmarks/README.md, "Why the code is so").
     static func read(hello line: some Collection<UInt8>) -> Result<DaemonProtocol.Hello, DaemonProtocol.ProtocolError> {
         let parsed: JSONLine
         do {

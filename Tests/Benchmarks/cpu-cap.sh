@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Runs a command with every process it starts held to CPUS of CPU time (a CFS quota, 10 ms
 # period), to see a benchmark as in this VM's slow phases, which come and go by the hour:
-# a quota that brings a7c75cd's throughput to what it made in a slow phase stands in for
-# one (Tests/Benchmarks/README.md, "The load's clients and the slow phase, twenty-fourth pass").
-# The same quota is not the same phase from one session to the next (twenty-fifth pass): run
-# a7c75cd under it in the same minutes, and rotate the builds' order from round to round.
+# a quota that brings a reference build's throughput to what it made in a slow phase stands
+# in for one. The same quota is not the same phase from one session to the next: run the
+# reference build under it in the same minutes, and rotate the builds' order from round to round.
 #
 #   bash Tests/Benchmarks/cpu-cap.sh CPUS COMMAND...     # e.g. 1.15 bash Tests/Benchmarks/daemon.sh DIR throughput
 #

@@ -7,10 +7,8 @@
 //
 // Without `identical` every event has its own title (no dedup); with it, all are the same.
 // A client refills its window after each answer, one write() an answer (`refill=answer`,
-// the default: a chatty client, 1.6 us of kernel time an event of its own); with
-// `refill=read`, once it has taken every answer one read() brought, as a pipelining client
-// does (Tests/Benchmarks/README.md, "The load's clients and the slow phase, twenty-fourth
-// pass").
+// the default: a chatty client, with kernel time an event of its own); with `refill=read`,
+// once it has taken every answer one read() brought, as a pipelining client does.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>

@@ -3,7 +3,7 @@
 # Alertmanager sink but routes info to the terminal, sent an info event (terminal only) and
 # an error event (Alertmanager), by two builds side by side: callgrind instructions (every
 # process of the command: --trace-children, so the exec'd one counts too) and hyperfine
-# wall clock, interleaved (Tests/Benchmarks/README.md: "Two executables").
+# wall clock, interleaved (Tests/Benchmarks/README.md, "Why the code is so").
 #
 #   bash Tests/Benchmarks/per-event-handoff.sh BEFORE_BIN_DIR AFTER_BIN_DIR [RUNS] [ROUNDS]
 #

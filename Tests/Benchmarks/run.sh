@@ -18,7 +18,7 @@ MODE=full
 if [ "${BENCH_STAGE:-}" != inner ]; then
   source Tests/Benchmarks/bench-tools.sh
   if [ "$MODE" = full ] || [ "${BENCH_RELEASE:-}" = 1 ]; then
-    # The release options of release-flags.sh (Tests/Benchmarks/README.md, "Release build", says why each).
+    # The release options of release-flags.sh (Tests/Benchmarks/README.md, "What each option of the tuned build buys", says why each).
     source config/tuned/release-flags.sh
     BUILD=(swift build "${RELEASE_FLAGS[@]}"
       --scratch-path .build-bench-release)

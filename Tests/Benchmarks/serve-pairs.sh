@@ -5,7 +5,7 @@
 # serve's CPU. Prints, per round and build, µs of serve's CPU an event and events/s, then
 # each build's medians. The builds run in turn, round after round, so that this VM's drift
 # (±12 % from one minute to the next) falls on each alike: a before/after of a few percent
-# needs six rounds or more (Tests/Benchmarks/README.md, sixteenth to nineteenth passes).
+# needs six rounds or more.
 #
 #   bash Tests/Benchmarks/serve-pairs.sh ROUNDS BIN_DIR...
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes config/tuned/startup.order: the functions the usual commands run, in the
-# order lld should lay them out (`--symbol-ordering-file`, see "Release build" in Tests/Benchmarks/README.md).
+# order lld should lay them out (`--symbol-ordering-file`, see "What each option of the tuned build buys" in Tests/Benchmarks/README.md).
 #
 #   bash Tests/Benchmarks/startup-order.sh
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the split into notify-route (no network code) and notify-route-network costs and
 # saves: callgrind instructions and hyperfine wall clock of warm sends, side by side, with
-# one Alertmanager 0.25 on loopback (Tests/Benchmarks/README.md: "Two executables").
+# one Alertmanager 0.25 on loopback (Tests/Benchmarks/README.md, "Why the code is so").
 #
 #   bash Tests/Benchmarks/two-executables.sh BIN_DIR [RUNS] [ROUNDS]
 #

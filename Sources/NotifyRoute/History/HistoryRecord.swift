@@ -102,9 +102,8 @@ struct HistoryRecord: Encodable {
 
     /// A record kept in parts: the event's values in the row's columns (`title`, `body`,
     /// `level`, `app`, `source`, `category`, `tags`, and these), the time in `time`, and in
-    /// `record` only `{"routes":...,"rules":...,"sinks":...}`. Half the bytes of a row, and
-    /// no event written as JSON per event (Tests/Benchmarks/README.md, "The history row,
-    /// eighteenth pass"). ``rebuilt(parts:outcome:...)`` gives back the bytes ``json()`` writes.
+    /// `record` only `{"routes":...,"rules":...,"sinks":...}`: half the bytes of a row, and
+    /// no event written as JSON per event. ``rebuilt(parts:outcome:...)`` gives back the bytes ``json()`` writes.
     struct Parts: Equatable {
         var timeout: String
         var dedupKey: String

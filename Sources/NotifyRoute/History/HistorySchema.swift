@@ -67,8 +67,7 @@ enum HistorySchema {
         CREATE TABLE folded(token TEXT PRIMARY KEY) WITHOUT ROWID;
         """,
         // 4: no index on time. `history --since` reads newest first (ORDER BY id), so the
-        // planner never used it, and keeping it cost every insert and eviction about 1 us
-        // (Tests/Benchmarks/README.md, "The history row, eighteenth pass").
+        // planner never used it, and every insert and eviction paid for keeping it.
         """
         DROP INDEX IF EXISTS events_by_time;
         """,

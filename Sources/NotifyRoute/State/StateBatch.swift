@@ -225,7 +225,7 @@ public final class StateBatch: Sendable {
     /// The instant is on a grid of half ``maximumAge``, and a commit does not unset it:
     /// rounds that follow one another then share the timer thread's next wake-up, where a
     /// timer set and unset per round woke that thread (asleep with nothing to do) on every
-    /// send's path (Benchmarks README, tenth pass).
+    /// send's path.
     private func arm(_ round: inout Round) {
         guard !round.armed else { return }
         round.armed = true

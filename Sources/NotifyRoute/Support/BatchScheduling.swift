@@ -4,8 +4,8 @@ import Synchronization
 /// The daemon's threads under `SCHED_BATCH`, Linux's policy for work nobody waits on
 /// interactively: a thread woken under it does not preempt the thread that is running.
 /// A `send` that connects wakes the daemon, which preempted the client on its CPU for its
-/// accept and greeting before the client could write its request (Tests/Benchmarks/README.md,
-/// ninth pass). Its share of the CPU and its nice value are unchanged.
+/// accept and greeting before the client could write its request (Tests/Benchmarks/README.md, "Why the code is so").
+/// Its share of the CPU and its nice value are unchanged.
 package enum BatchScheduling {
     /// `SCHED_BATCH` of <linux/sched.h>: Glibc's module, built without _GNU_SOURCE, lacks the name.
     package static let policy: Int32 = 3
