@@ -362,6 +362,8 @@ final class ConnectionRegistry: Sendable {
     private struct State {
         var channels: [ObjectIdentifier: any Channel] = [:]
         var closing = false
+        /// Connections refused at the cap since one was last let in.
+        var refused = 0
         /// Connections whose requests a task is routing (also after they closed).
         var routing = 0
         /// Whether a request is routed on the event loop.
@@ -370,18 +372,30 @@ final class ConnectionRegistry: Sendable {
     }
     private let state = Mutex(State())
 
-    /// Registers a connection just accepted, unless `limit` are open already (then false,
-    /// and the caller closes it); removed again when it closes.
-    func add(_ channel: any Channel, limit: Int) -> Bool {
-        let admitted = state.withLock { state -> Bool? in
-            guard state.channels.count < limit else { return nil }
+    /// What ``add(_:limit:)`` did with a connection.
+    enum Admission: Equatable {
+        /// Registered; `afterRefusing` connections were refused at the cap just before it.
+        case admitted(afterRefusing: Int)
+        /// Refused: `limit` are open; `first` when the one before it was let in.
+        case refused(first: Bool)
+    }
+
+    /// Registers a connection just accepted, unless `limit` are open already (then the
+    /// caller closes it); removed again when it closes.
+    func add(_ channel: any Channel, limit: Int) -> Admission {
+        let (admission, closing) = state.withLock { state -> (Admission, Bool) in
+            guard state.channels.count < limit else {
+                state.refused += 1
+                return (.refused(first: state.refused == 1), false)
+            }
             state.channels[ObjectIdentifier(channel)] = channel
-            return !state.closing
+            defer { state.refused = 0 }
+            return (.admitted(afterRefusing: state.refused), state.closing)
         }
-        guard let admitted else { return false }
+        guard case .admitted = admission else { return admission }
         channel.closeFuture.whenComplete { [self] _ in remove(channel) }
-        if !admitted { channel.close(promise: nil) }
-        return true
+        if closing { channel.close(promise: nil) }
+        return admission
     }
 
     func remove(_ channel: any Channel) {

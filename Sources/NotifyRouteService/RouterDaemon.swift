@@ -95,9 +95,16 @@ public struct RouterDaemon: Service {
             .childChannelInitializer { channel in
                 // All of it at once on the loop: the bootstrap's child options and a chain of
                 // futures made an accept several times dearer (Tests/Benchmarks/README.md, "Why the code is so").
-                guard connections.add(channel, limit: options.maximumConnections) else {
-                    logger.warning("refused a connection: the daemon serves at most \(options.maximumConnections) at once")
+                // Logged once a run of refusals, not once a connection: a flood at the cap
+                // would otherwise write its own flood to the journal.
+                switch connections.add(channel, limit: options.maximumConnections) {
+                case .refused(let first):
+                    if first { logger.warning("refusing connections: the daemon serves at most \(options.maximumConnections) at once") }
                     return channel.close()
+                case .admitted(let refused) where refused > 0:
+                    logger.notice("taking connections again, after refusing \(refused) at the cap")
+                case .admitted:
+                    break
                 }
                 do {
                     // A client that shuts down its writing side still gets the answers to what it sent.
