@@ -98,10 +98,10 @@ sed "s|$PREFIX/bin/notify-route|$ROOT/bin/notify-route|" "$ROOT/lib/systemd/user
 cp "$ROOT/lib/systemd/user/notify-route.socket" "$DEST/verify/"
 systemd-analyze verify --man=no "$DEST/verify/notify-route.socket" "$DEST/verify/notify-route.service" \
   "$DEST/verify/notify-route-failure@.service" || fail "systemd-analyze verify failed"
-mkdir "$DEST/verify-system"
+mkdir "$DEST/verify/system"
 sed "s|$PREFIX/bin/notify-route|$ROOT/bin/notify-route|" "$ROOT/lib/systemd/system/notify-route-failure@.service" \
-  >"$DEST/verify-system/notify-route-failure@backup.service.service"
-systemd-analyze verify --system --man=no "$DEST/verify-system/notify-route-failure@backup.service.service" ||
+  >"$DEST/verify/system/notify-route-failure@backup.service.service"
+systemd-analyze verify --system --man=no "$DEST/verify/system/notify-route-failure@backup.service.service" ||
   fail "systemd-analyze verify of the system failure template failed"
 journalctl --root="$DEST" --update-catalog 2>/dev/null || true  # the catalog parses:
 SYSTEMD_LOG_LEVEL=err journalctl --root="$DEST" --list-catalog 2>/dev/null | grep -q "notify-route" ||
