@@ -122,20 +122,8 @@ struct UnitSourceTests {
     /// it: otherwise the source would see no system unit fail, and say nothing.
     @Test func aUserWhoCannotReadTheSystemJournalIsToldSoAtStart() async throws {
         try await PrivateJournal.withAccess {
-            let setpriv = try #require(ProcessRunner.which("setpriv"))
-            let home = try TestEnvironment.temporaryDirectory("unit-source-nobody")
+            let (daemon, home) = try DaemonProcess.startAsNobody(config: "sinks: { log: { kind: journal } }\nfallback: [log]\nsources:\n  failed: { kind: units }\n")
             defer { try? FileManager.default.removeItem(at: home) }
-            let runtime = home.appendingPathComponent("runtime")
-            try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
-            let config = home.appendingPathComponent("config.yaml")
-            try "sinks: { log: { kind: journal } }\nfallback: [log]\nsources:\n  failed: { kind: units }\n"
-                .write(to: config, atomically: true, encoding: .utf8)
-            for path in [home.path, runtime.path, config.path] { chown(path, 65534, 65534) }
-            chmod(runtime.path, 0o700)
-            let daemon = try DaemonProcess.start(
-                config: config, environment: ["HOME": home.path, "XDG_STATE_HOME": home.appendingPathComponent("state").path],
-                launcher: [setpriv.path, "--reuid=65534", "--regid=65534", "--clear-groups"],
-                socket: home.appendingPathComponent("socket").path, runtime: runtime.path)
             defer { daemon.stop() }
             let warning = "source failed: uid 65534 cannot read the system journal, so this source sees only this user's own records (no system unit's failure among them); users in the groups 'systemd-journal' and 'adm' can read it"
             let end = ContinuousClock.now + .seconds(10)
@@ -238,7 +226,6 @@ struct FailureTemplateUnitTests {
     /// daemon of another user whose `serve.allow` lets root in; that daemon writes it.
     @Test func theSystemTemplateHandsTheFailureToAUsersDaemon() async throws {
         try await PrivateJournal.withAccess {
-            let setpriv = try #require(ProcessRunner.which("setpriv"))
             let unit = "srctest-\(PrivateJournal.newRunID().prefix(12)).service"
             let logger = try #require(ProcessRunner.which("logger"))
             // What `journalctl --unit` shows of a system unit: records of root naming it.
@@ -248,25 +235,16 @@ struct FailureTemplateUnitTests {
                 }
                 #expect(result.status == 0)
             }
-            let home = try TestEnvironment.temporaryDirectory("failure-unit-user")
-            defer { try? FileManager.default.removeItem(at: home) }
-            let runtime = home.appendingPathComponent("runtime")
-            try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
-            let config = home.appendingPathComponent("config.yaml")
-            try """
+            let (daemon, home) = try DaemonProcess.startAsNobody(config: """
                 sinks:
                   journal: { kind: journal, identifier: failure-template-system, deadline: 2s }
                 fallback: [journal]
                 serve:
                   allow: { uids: [0] }
-                """.write(to: config, atomically: true, encoding: .utf8)
-            for path in [home.path, runtime.path, config.path] { chown(path, 65534, 65534) }
-            chmod(runtime.path, 0o700)
-            let socket = home.appendingPathComponent("socket").path
-            let daemon = try DaemonProcess.start(
-                config: config, environment: ["HOME": home.path, "XDG_STATE_HOME": home.appendingPathComponent("state").path],
-                launcher: [setpriv.path, "--reuid=65534", "--regid=65534", "--clear-groups"], socket: socket, runtime: runtime.path)
+                """)
+            defer { try? FileManager.default.removeItem(at: home) }
             defer { daemon.stop() }
+            let socket = daemon.socketPath
 
             let rootRuntime = try TestEnvironment.temporaryDirectory("failure-unit-root")
             defer { try? FileManager.default.removeItem(at: rootRuntime) }

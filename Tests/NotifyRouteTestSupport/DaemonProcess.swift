@@ -208,3 +208,28 @@ public final class RawDaemonConnection {
         try? handle.close()
     }
 }
+
+extension DaemonProcess {
+    /// `serve` as uid 65534 (through setpriv) on the config `yaml`, with its home, runtime
+    /// directory, config and socket in a directory of that user's: a daemon of another user
+    /// than the test's. The caller removes `home` when done.
+    public static func startAsNobody(config yaml: String) throws -> (daemon: DaemonProcess, home: URL) {
+        guard let setpriv = ProcessRunner.which("setpriv") else { throw SetprivMissing() }
+        let home = try TestEnvironment.temporaryDirectory("daemon-nobody")
+        let runtime = home.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        let config = home.appendingPathComponent("config.yaml")
+        try yaml.write(to: config, atomically: true, encoding: .utf8)
+        for path in [home.path, runtime.path, config.path] { chown(path, 65534, 65534) }
+        chmod(runtime.path, 0o700)
+        let daemon = try DaemonProcess.start(
+            config: config, environment: ["HOME": home.path, "XDG_STATE_HOME": home.appendingPathComponent("state").path],
+            launcher: [setpriv.path, "--reuid=65534", "--regid=65534", "--clear-groups"],
+            socket: home.appendingPathComponent("socket").path, runtime: runtime.path)
+        return (daemon, home)
+    }
+
+    struct SetprivMissing: Error, CustomStringConvertible {
+        var description: String { "setpriv (package util-linux) is needed to run serve as another user" }
+    }
+}
