@@ -4,7 +4,7 @@
 # page is found, systemd-analyze verifies the installed user units, lintian reports no error,
 # and a purge leaves none of the package's files behind.
 #
-#   bash .ci/deb-check.sh        # as root, on a machine where nothing else installed notify-route
+#   bash .ci/deb-check.sh        # as root, on a machine without the package installed
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "deb-check: $*" >&2; exit 1; }
@@ -37,7 +37,12 @@ lintian --no-tag-display-limit "$deb" >"$TMP/lintian" 2>&1 || true
 installed=1
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "./$deb" >"$TMP/apt.log" 2>&1 ||
   { cat "$TMP/apt.log"; fail "apt-get install ./$deb failed"; }
-[ "$(command -v notify-route)" = /usr/bin/notify-route ] || fail "notify-route is not /usr/bin/notify-route"
+[ "$(dpkg-query -S /usr/bin/notify-route 2>/dev/null)" = "notify-route: /usr/bin/notify-route" ] ||
+  fail "/usr/bin/notify-route does not belong to the package"
+# A `make install` into /usr/local (the README's quick start) comes first in PATH; the checks
+# below name /usr/bin so they test the package's binary either way.
+[ "$(command -v notify-route)" = /usr/bin/notify-route ] ||
+  echo "deb-check: note: notify-route in PATH is $(command -v notify-route), not the package's /usr/bin/notify-route" >&2
 # The default release build, as a distribution ships it: position-independent, the system's
 # libraries shared, stripped.
 for binary in /usr/bin/notify-route /usr/bin/notify-route-network; do
@@ -57,7 +62,7 @@ output=$(env -i PATH=/usr/bin:/bin HOME="$TMP/home" NO_COLOR=1 /usr/bin/notify-r
   "deb-check" "sent by the installed package" 2>&1) || fail "send failed: $output"
 grep -q "deb-check" <<<"$output" || fail "the terminal sink printed: $output"
 
-[ "$(man -w notify-route)" = /usr/share/man/man1/notify-route.1.gz ] || fail "man -w notify-route: $(man -w notify-route 2>&1)"
+man -wa notify-route 2>/dev/null | grep -qx /usr/share/man/man1/notify-route.1.gz || fail "man -wa notify-route: $(man -wa notify-route 2>&1)"
 MANWIDTH=80 man notify-route-network 2>/dev/null | grep -q "^NAME" || fail "man notify-route-network shows no page"
 # As the user manager loads them; it wants a runtime directory, which root's session may not have.
 mkdir -m 0700 "$TMP/run"
@@ -80,6 +85,12 @@ installed=
 left=$(for file in $files; do [ ! -e "$file" ] || [ -d "$file" ] || echo "$file"; done)
 [ -z "$left" ] || fail "the purge left: $left"
 [ ! -e /usr/share/doc/notify-route ] || fail "the purge left /usr/share/doc/notify-route"
-SYSTEMD_LOG_LEVEL=err journalctl --list-catalog 2>/dev/null | grep -q notify-route && fail "the purge left the catalog's entries"
+# A `make install` into /usr/local keeps its own catalog file, which journald reads too.
+others=$(ls /etc/systemd/catalog/*notify-route* /usr/local/lib/systemd/catalog/*notify-route* 2>/dev/null || true)
+if [ -z "$others" ]; then
+  SYSTEMD_LOG_LEVEL=err journalctl --list-catalog 2>/dev/null | grep -q notify-route && fail "the purge left the catalog's entries"
+else
+  echo "deb-check: note: the catalog check after the purge is skipped: $others defines the same entries" >&2
+fi
 echo "deb-check: $deb ($(du -k "$deb" | cut -f1) KiB, Installed-Size $(dpkg-deb --field "$deb" Installed-Size) KiB) installed, sent, verified and purged"
 grep -E "^[WI]: " "$TMP/lintian" | sed 's/^/deb-check: lintian /' || true
