@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Logging
 import NotifyRoute
 
@@ -80,74 +85,108 @@ public actor RetryQueue {
     public private(set) var counts: [String: Counts] = [:]
     /// Deliveries of every sink waiting for their next attempt now.
     public var waiting: Int { counts.values.reduce(0) { $0 + $1.waiting } }
+    /// Where each waiting delivery is kept across a stop (`nil`: in memory only).
+    public nonisolated let outbox: Outbox?
     private let logger = Logger(label: "notify-route.retry")
 
-    public init(policy: Policy = Policy()) {
+    public init(policy: Policy = Policy(), outbox: Outbox? = nil) {
         self.policy = policy
+        self.outbox = outbox
     }
 
     /// Queues every retryable failure of a network sink in `report`, to be retried through
-    /// `router`'s sink of that name, within that sink's bounds.
-    public func schedule(_ report: DeliveryReport, router: NotificationRouter) {
-        for outcome in report.outcomes where Self.isRetried(outcome) {
+    /// `router`'s sink of that name, within that sink's bounds. `kept` holds the outbox rows
+    /// of those outcomes, by their index in the report.
+    public func schedule(_ report: DeliveryReport, router: NotificationRouter, kept: [Int: Int64] = [:]) {
+        for (index, outcome) in report.outcomes.enumerated() where Self.isRetried(outcome) {
             guard case .failed(let error) = outcome.status, let sink = router.sink(named: outcome.sink),
                   let declaration = router.configuration.sinks.first(where: { $0.name == outcome.sink })
-            else { continue }
+            else {
+                if let id = kept[index] { outbox?.remove(id) }
+                continue
+            }
             let policy = policy.overridden(by: declaration)
             guard counts[outcome.sink, default: Counts()].waiting < policy.capacity else {
                 let full = policy.capacity == 0 ? "retry_queue is 0" : "the retry queue is full (\(policy.capacity) waiting)"
-                drop(outcome.sink, "\(full); last error: \(error.message)", title: report.event.title)
+                drop(outcome.sink, "\(full); last error: \(error.message)", title: report.event.title, row: kept[index])
                 continue
             }
             counts[outcome.sink, default: Counts()].waiting += 1
             let deadline = declaration.deadline ?? router.configuration.defaults.deadline ?? .seconds(5)
             let event = report.event
-            Task { await self.retry(event, to: sink, named: outcome.sink, policy: policy, deadline: deadline, lastError: error) }
+            Task {
+                await self.retry(event, to: sink, named: outcome.sink, policy: policy, deadline: deadline, lastError: error,
+                                 firstFailure: .now, row: kept[index])
+            }
+        }
+    }
+
+    /// Retries a delivery a stopped daemon left in the outbox (row `row`, accepted at
+    /// `accepted`) that failed again now, within its sink's bounds, its age counted from
+    /// when it was first accepted.
+    public func resume(
+        _ event: ResolvedEvent, sink name: String, router: NotificationRouter, accepted: Date, lastError: SinkError, row: Int64
+    ) {
+        guard let sink = router.sink(named: name), let declaration = router.configuration.sinks.first(where: { $0.name == name }) else {
+            drop(name, "its sink is no longer in the config", title: event.title, row: row)
+            return
+        }
+        let policy = policy.overridden(by: declaration)
+        counts[name, default: Counts()].waiting += 1
+        let deadline = declaration.deadline ?? router.configuration.defaults.deadline ?? .seconds(5)
+        let age = Duration.seconds(max(0, Date().timeIntervalSince(accepted)))
+        Task {
+            await self.retry(event, to: sink, named: name, policy: policy, deadline: deadline, lastError: lastError,
+                             firstFailure: .now - age, row: row)
         }
     }
 
     private func retry(
         _ event: ResolvedEvent, to sink: any NotificationSink, named name: String, policy: Policy, deadline: Duration,
-        lastError: SinkError
+        lastError: SinkError, firstFailure: ContinuousClock.Instant, row: Int64?
     ) async {
         defer { counts[name, default: Counts()].waiting -= 1 }
-        let firstFailure = ContinuousClock.now
         var lastError = lastError
         var attempt = 0
         while true {
             let delay = Self.delay(attempt: attempt, policy: policy)
             guard ContinuousClock.now + delay - firstFailure <= policy.maximumAge else {
                 drop(name, "still failing after \(attempt + 1) attempts within \(DurationParser.format(policy.maximumAge)): \(lastError.message)",
-                     title: event.title)
+                     title: event.title, row: row)
                 return
             }
             do {
                 try await Task.sleep(for: delay)
             } catch {
-                drop(name, "the daemon stopped before retry \(attempt + 1): \(lastError.message)", title: event.title)
+                // Its outbox row stays: the next serve tries it again.
+                logger.notice("retry stopped with the daemon", metadata: ["sink": "\(name)", "title": "\(event.title)", "kept": "\(row != nil)"])
                 return
             }
             attempt += 1
             do {
-                // Only network sinks are queued: they keep the delivery's deadline themselves.
-                _ = try await sink.deliver(SinkDelivery(event: event, sinkName: name, deadline: .now + deadline))
+                let receipt = try await sink.deliver(SinkDelivery(event: event, sinkName: name, deadline: .now + deadline))
                 counts[name, default: Counts()].recovered += 1
                 logger.info("retry delivered", metadata: ["sink": "\(name)", "title": "\(event.title)", "attempt": "\(attempt)"])
+                if let row {
+                    if case .queued = receipt.disposition { outbox?.queued(row, sink: name) } else { outbox?.remove(row) }
+                }
                 return
             } catch let error as SinkError where error.isRetryable {
                 lastError = error
                 logger.debug("retry failed", metadata: ["sink": "\(name)", "attempt": "\(attempt)", "error": "\(error.message)"])
             } catch {
-                drop(name, "a permanent failure at retry \(attempt): \(error)", title: event.title)
+                drop(name, "a permanent failure at retry \(attempt): \(error)", title: event.title, row: row)
                 return
             }
         }
     }
 
-    private func drop(_ sink: String, _ reason: String, title: String) {
+    /// Gives up a delivery: counted, logged with its reason, and gone from the outbox.
+    public func drop(_ sink: String, _ reason: String, title: String, row: Int64?) {
         counts[sink, default: Counts()].dropped += 1
         counts[sink, default: Counts()].lastDropped = reason
         logger.error("dropped a delivery", metadata: ["sink": "\(sink)", "title": "\(title)", "reason": "\(reason)"])
+        if let row { outbox?.remove(row) }
     }
 
     /// Jitter: uniformly between half and all of `initialDelay · 2^attempt`, capped,

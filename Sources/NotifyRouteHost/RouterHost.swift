@@ -89,10 +89,13 @@ public actor RouterHost {
     private let queueDepth: QueueProbe
     private let stateProbe: StateProbe
 
-    public init(load: @escaping Loader, retryPolicy: RetryQueue.Policy = RetryQueue.Policy(),
+    /// What the daemon accepted and has not delivered, kept across a stop (`nil`: kept in memory only).
+    public nonisolated var outbox: Outbox? { retries.outbox }
+
+    public init(load: @escaping Loader, retryPolicy: RetryQueue.Policy = RetryQueue.Policy(), outbox: Outbox? = nil,
                 queueDepth: @escaping QueueProbe = { _ in nil }, state: @escaping StateProbe = { nil }) throws {
         self.load = load
-        self.retries = RetryQueue(policy: retryPolicy)
+        self.retries = RetryQueue(policy: retryPolicy, outbox: outbox)
         self.queueDepth = queueDepth
         self.stateProbe = state
         let router = try load()
@@ -165,10 +168,42 @@ public actor RouterHost {
     package nonisolated func end(_ report: DeliveryReport?) {
         inFlight.subtract(1, ordering: .relaxed)
         guard let report else { return }
+        account(for: report)
+    }
+
+    /// Counts what `report`'s sinks did (``tally(_:)``), keeps in the outbox what a sink
+    /// queued or what failed and is retried, before the caller answers anyone, and hands the
+    /// retried deliveries to ``retries``. For every report the daemon routes, timers' too.
+    public nonisolated func account(for report: DeliveryReport) {
         tally(report)
-        if report.outcomes.withUnsafeBufferPointer({ outcomes in outcomes.indices.contains { RetryQueue.isRetried(outcomes[$0]) } }) {
+        let outbox = outbox
+        let (queued, retried) = report.outcomes.withUnsafeBufferPointer { outcomes -> (Bool, Bool) in
+            var queued = false, retried = false
+            for index in outcomes.indices {
+                if case .queued = outcomes[index].status { queued = true } else if RetryQueue.isRetried(outcomes[index]) { retried = true }
+            }
+            return (queued && outbox != nil, retried)
+        }
+        guard queued || retried else { return }
+        var kept: [Int: Int64] = [:]
+        if let outbox {
+            var indices: [Int] = []
+            var deliveries: [(sink: String, event: ResolvedEvent, state: Outbox.State)] = []
+            for (index, outcome) in report.outcomes.enumerated() {
+                if case .queued = outcome.status {
+                    deliveries.append((outcome.sink, report.event, .queued))
+                } else if RetryQueue.isRetried(outcome) {
+                    deliveries.append((outcome.sink, report.event, .retrying))
+                } else {
+                    continue
+                }
+                indices.append(index)
+            }
+            for (index, id) in zip(indices, outbox.accept(deliveries)) { kept[index] = id }
+        }
+        if retried {
             let router = router
-            Task { [retries] in await retries.schedule(report, router: router) }
+            Task { [retries, kept] in await retries.schedule(report, router: router, kept: kept) }
         }
     }
 
@@ -233,9 +268,11 @@ public actor RouterHost {
         public var inhibitions: [InhibitionStatus] = []
         /// The state directory (dedup, replace handles, the socket by default); `nil`: none is used.
         public var state: String?
+        /// Deliveries accepted and not yet done, kept across a stop (`nil`: no outbox).
+        public var outbox: Int?
 
         enum CodingKeys: String, CodingKey {
-            case pid, config, reloads, sinks, retries, queues, held, pause, silences, groups, timers, inhibitions, state
+            case pid, config, reloads, sinks, retries, queues, held, pause, silences, groups, timers, inhibitions, state, outbox
             case loadedAt = "loaded_at", uptimeSeconds = "uptime_seconds", inFlight = "in_flight"
             case groupsOpen = "groups_open", timersWaiting = "timers_waiting"
         }
@@ -346,6 +383,7 @@ public actor RouterHost {
             held: heldRecords(state), pause: pauseStatus(router), silences: silenceStatus(router))
         status.inhibitions = inhibitionRecords(state, router)
         status.state = router.stateDirectory
+        status.outbox = outbox?.count
         if let work = try? router.pendingWork(limit: Self.pendingListed) {
             status.groups = work.groups.map {
                 GroupStatus(route: $0.route, sink: $0.sink, name: $0.name, count: $0.count, pending: $0.pending, due: HistoryTime.format($0.due))

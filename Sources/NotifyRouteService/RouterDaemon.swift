@@ -197,10 +197,28 @@ public struct RouterDaemon: Service {
             server.close(promise: nil)
             connections.shutDown()
         }
-        await host.router.finish(within: options.drainLimit)
+        await finishSinks()
         folds.cancel()
         memory?.foldSpooledRecords()
         if case .path(let path) = listener { unlink(path) }
+    }
+
+    /// Lets the sinks finish what they hold, within the drain limit. What a sink queued is
+    /// written or stays in the outbox: the outbox's rows are settled while the queues empty,
+    /// then frozen before the sinks give up the rest, which a new `serve` delivers.
+    private func finishSinks() async {
+        let end = ContinuousClock.now + options.drainLimit
+        if let outbox = host.outbox {
+            let router = host.router
+            while outbox.hasQueuedRows && ContinuousClock.now < end {
+                outbox.settle(with: router)
+                guard outbox.hasQueuedRows, (try? await Task.sleep(for: .milliseconds(20))) != nil else { break }
+            }
+            outbox.freeze()
+            let left = outbox.count
+            if left > 0 { logger.notice("deliveries kept in the outbox for the next serve", metadata: ["count": "\(left)"]) }
+        }
+        await host.router.finish(within: max(.milliseconds(100), end - .now))
     }
 
     /// How long the history's spooled records wait to be folded, from the first of a batch:

@@ -27,6 +27,8 @@ enum Daemon {
         let source = try RouterLoader.source(config: arguments.config)
         let store = RouterLoader.stateStore()
         let memory = RouterLoader.memory(keepsOpen: true)
+        // Accepted deliveries outlive the process only where the state lives in a database.
+        let outbox = (store as? SQLiteStateStore).map { Outbox(store: $0) }
         let host: RouterHost
         do {
             host = try RouterHost(
@@ -35,6 +37,7 @@ enum Daemon {
                     router.keepTime()  // the timer below sends what waits for a time (groups)
                     return router
                 },
+                outbox: outbox,
                 queueDepth: { ($0 as? JournalSink)?.statistics.queued },
                 state: {
                     switch store {
@@ -80,17 +83,17 @@ enum Daemon {
         let daemon = RouterDaemon(listener: listener, host: host, rendering: .cli, options: options, logger: logger)
         let reloader = ReloadOnHangup(host: host, daemon: daemon, logger: logger)
         let timer = HeldSummaryTimer(router: { host.router }, wakeup: host.summaryWakeup, logger: logger,
-                                     delivered: { host.tally($0) })
+                                     delivered: { host.account(for: $0) })
         // The daemon's services: one entry per service that lives as long as it does.
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [
                 .init(service: daemon),
                 .init(service: reloader, successTerminationBehavior: .ignore),
                 .init(service: timer, successTerminationBehavior: .ignore),
-                .init(service: EscalationTimer(router: { host.router }, logger: logger, delivered: { host.tally($0) }),
+                .init(service: EscalationTimer(router: { host.router }, logger: logger, delivered: { host.account(for: $0) }),
                       successTerminationBehavior: .ignore),
                 .init(service: SourcesService(host: host, store: store as? SQLiteStateStore, logger: logger), successTerminationBehavior: .ignore),
-            ],
+            ] + (outbox.map { [.init(service: OutboxService(host: host, outbox: $0, logger: logger), successTerminationBehavior: .ignore)] } ?? []),
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()

@@ -11,7 +11,7 @@
 /// | critical | 2 | critical | white-on-red | never |
 ///
 /// Every column can be overridden per level in the config's `levels:` section.
-public struct LevelStyle: Hashable, Sendable {
+public struct LevelStyle: Hashable, Sendable, Codable {
     /// syslog priority, 0 (emerg) to 7 (debug): the journal's `PRIORITY`.
     public var journalPriority: Int
     /// Desktop urgency hint.

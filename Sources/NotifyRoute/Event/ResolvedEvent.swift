@@ -13,7 +13,7 @@ public struct ResolvedEvent: Hashable, Sendable {
         init(_ values: Values) { self.values = values }
     }
 
-    private struct Values: Hashable, Sendable {
+    private struct Values: Hashable, Sendable, Codable {
         var title: String
         var body: String?
         var level: Level
@@ -148,5 +148,17 @@ public struct ResolvedEvent: Hashable, Sendable {
         let key = defaultDedupKey(level: level, source: source, title: title, body: body)
         guard let progress else { return key }
         return KeyBuilder.join(key, String(progress), separator: 0x1F)
+    }
+}
+
+/// Every decided value, for what must outlive the process: the daemon's outbox keeps an
+/// event it accepted and has not delivered, to deliver it exactly so after a restart.
+extension ResolvedEvent: Codable {
+    public init(from decoder: any Decoder) throws {
+        storage = Storage(try Values(from: decoder))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try storage.values.encode(to: encoder)
     }
 }

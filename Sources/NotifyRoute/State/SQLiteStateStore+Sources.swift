@@ -7,7 +7,7 @@ import Foundation
 extension SQLiteStateStore {
     /// Where a journal source stopped reading: the cursor of the last record it handled.
     package func sourceCursor(_ source: String) throws -> String? {
-        try withSourceTables { database throws(SQLiteDatabase.Failure) in
+        try withStateTables { database throws(SQLiteDatabase.Failure) in
             let statement = try database.prepare("SELECT cursor FROM source_cursors WHERE source = ?1").bind(.text(source))
             defer { statement.finish() }
             return try statement.step() ? statement.text(0) : nil
@@ -15,7 +15,7 @@ extension SQLiteStateStore {
     }
 
     package func saveSourceCursor(_ cursor: String, for source: String) throws {
-        try withSourceTables { database throws(SQLiteDatabase.Failure) in
+        try withStateTables { database throws(SQLiteDatabase.Failure) in
             try database.prepare("""
                 INSERT INTO source_cursors(source, cursor, saved) VALUES (?1, ?2, ?3)
                 ON CONFLICT(source) DO UPDATE SET cursor = excluded.cursor, saved = excluded.saved
@@ -25,7 +25,7 @@ extension SQLiteStateStore {
 
     /// The units a units source reported failed and has not yet seen active again.
     package func failedUnits(_ source: String) throws -> Set<String> {
-        try withSourceTables { database throws(SQLiteDatabase.Failure) in
+        try withStateTables { database throws(SQLiteDatabase.Failure) in
             let statement = try database.prepare("SELECT unit FROM source_failed_units WHERE source = ?1").bind(.text(source))
             var units: Set<String> = []
             while try statement.step() { if let unit = statement.text(0) { units.insert(unit) } }
@@ -34,7 +34,7 @@ extension SQLiteStateStore {
     }
 
     package func setUnit(_ unit: String, failed: Bool, source: String) throws {
-        try withSourceTables { database throws(SQLiteDatabase.Failure) in
+        try withStateTables { database throws(SQLiteDatabase.Failure) in
             if failed {
                 try database.prepare("INSERT OR REPLACE INTO source_failed_units(source, unit, since) VALUES (?1, ?2, ?3)")
                     .bind(.text(source), .text(unit), .real(Date().timeIntervalSince1970)).run()
@@ -45,7 +45,7 @@ extension SQLiteStateStore {
     }
 
     /// One short transaction on the store's own connection (opened and migrated as for routing).
-    private func withSourceTables<Result: Sendable>(_ body: (SQLiteDatabase) throws(SQLiteDatabase.Failure) -> Result) throws -> Result {
+    func withStateTables<Result: Sendable>(_ body: (SQLiteDatabase) throws(SQLiteDatabase.Failure) -> Result) throws -> Result {
         try withState(discardingChanges: false) { transaction in
             guard let transaction = transaction as? Transaction else { throw Failure(description: "no state database") }
             do { return try body(transaction.database) } catch {

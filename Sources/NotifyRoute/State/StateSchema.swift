@@ -106,6 +106,16 @@ enum StateSchema {
         DROP TRIGGER IF EXISTS handles_added;
         DROP TRIGGER IF EXISTS handles_removed;
         """ + recount,
+        // The daemon's outbox: deliveries it accepted and has not finished (a record its journal
+        // sink queued, a network delivery it retries), each event whole, in the order accepted.
+        """
+        CREATE TABLE IF NOT EXISTS outbox(
+            id INTEGER PRIMARY KEY,
+            sink TEXT NOT NULL,
+            state TEXT NOT NULL,
+            accepted REAL NOT NULL,
+            event TEXT NOT NULL);
+        """,
     ]
 
     /// Sets the row counts from the tables themselves (a scan of each: for migrations and imports).

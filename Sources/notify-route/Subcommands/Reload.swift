@@ -113,7 +113,11 @@ struct Status: AsyncParsableCommand {
 
     /// Where the state is: without a runtime directory it is not where one would look first.
     private static func directoryLines(_ status: JSONValue) -> [String] {
-        [status["state"]?.string.map { "state in \($0)" } ?? "state in this process only (no state directory)"]
+        var lines = [status["state"]?.string.map { "state in \($0)" } ?? "state in this process only (no state directory)"]
+        if let kept = status["outbox"]?.integer, kept > 0 {
+            lines.append("\(kept) accepted deliveries not done yet (queued or retrying), kept across a restart")
+        }
+        return lines
     }
 
     /// What is held, the pause, silences and inhibitions.
