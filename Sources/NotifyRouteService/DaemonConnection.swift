@@ -70,8 +70,8 @@ final class DaemonConnection: Sendable {
             }
         } else {
             // Detached, with no executor preference: a task that has one takes its status
-            // record lock at every await to look the preference up (5% of a loaded
-            // daemon's CPU), and the global executor is where it would run anyway.
+            // record lock at every await to look the preference up, and the global
+            // executor is where it would run anyway.
             Task.detached {
                 await self.route(with: daemon)
                 registry.routingEnded()

@@ -64,8 +64,8 @@ struct NotifyRouteCommand: AsyncParsableCommand {
     /// A leaf subcommand (`send`, `close`, ...) is parsed on its own rather than as a
     /// branch of the whole tree, and `notify-route --version` alone is answered before
     /// ArgumentParser builds the tree (in ``NotifyRouteMain``): ArgumentParser's reflection
-    /// is most of a cold start (callgrind, `send --dry-run`: 67% of 28.8 M instructions, mostly
-    /// protocol-conformance scans and walks of every subcommand's arguments). Anything
+    /// (protocol-conformance scans, walks of every subcommand's arguments) is most of a cold
+    /// start (Tests/Benchmarks/README.md, "Why the code is so"). Anything
     /// that does not parse that way (help, a usage error, `config ...`) goes through the
     /// whole tree, so messages, help and exit codes are the parser's own, and name the
     /// command as `notify-route send`.

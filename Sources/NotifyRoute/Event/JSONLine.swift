@@ -205,8 +205,8 @@ package enum JSONLine: Sendable {
         }
 
         /// `String(decoding: bytes[range], as: UTF8.self)`, repaired as it repairs, without the
-        /// generic initialiser's dynamic cast of its argument: a conformance lookup of about
-        /// a thousand instructions for each of a request's keys and values.
+        /// generic initialiser's dynamic cast of its argument, a conformance lookup for each
+        /// of a request's keys and values.
         static func text(_ bytes: [UInt8], _ range: Range<Int>) -> String {
             bytes.withUnsafeBufferPointer { all in
                 String(unsafeUninitializedCapacity: range.count) { buffer in

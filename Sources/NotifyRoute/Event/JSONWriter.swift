@@ -398,8 +398,7 @@ package struct JSONWriter {
             let quoted = bytes.base + bytes.count
             quoted.pointee = UInt8(ascii: "\"")
             // Checked and copied in one pass, eight bytes at a time (most strings need no
-            // escape): a scan, then a copy, cost twice the instructions on the short strings
-            // of a report.
+            // escape), rather than a scan and then a copy over the short strings of a report.
             var run = 0  // the bytes copied as they are
             if let base = utf8.baseAddress {
                 let out = UnsafeMutableRawPointer(quoted + 1)

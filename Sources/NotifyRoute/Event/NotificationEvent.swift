@@ -13,8 +13,8 @@
 /// ```
 public struct NotificationEvent: Hashable, Sendable {
     // The values live in one copy-on-write box, as in ``ResolvedEvent``: the router hands
-    // the event from the normaliser to the plan and keeps it as the explicit layer, and
-    // as fifteen stored properties each copy cost about 330 instructions; now one retain.
+    // the event from the normaliser to the plan and keeps it as the explicit layer, and a
+    // copy is then one retain rather than a copy of fifteen stored properties.
     private var storage: Storage
 
     /// Mutated only while uniquely referenced (see ``update(_:)``), hence unchecked.

@@ -110,8 +110,8 @@ public enum DurationParser {
                 (value, unit) = (ms / 1_000, "s")
             }
         }
-        // Digits and unit written in place: `String(value) + unit` took a generic integer
-        // conversion and a concatenation, 600 instructions twice an event in the daemon.
+        // Digits and unit written in place: `String(value) + unit` takes a generic integer
+        // conversion and a concatenation, twice an event in the daemon.
         // The exact length, so that a short one is a small string (more capacity allocates).
         var length = (value < 0 ? 1 : 0) + unit.utf8CodeUnitCount + 1
         var rest = value.magnitude

@@ -5,7 +5,8 @@ import Glibc
 /// `null`, arrays of strings, and an event whose values are strings or its tags.
 ///
 /// A daemon's request line goes through it first, because building the tree and decoding
-/// the event from it were an eighth of a loaded daemon's instructions. Every reading gives
+/// the event from it weigh on a loaded daemon (Tests/Benchmarks/README.md, "Why the code
+/// is so"). Every reading gives
 /// `nil` for anything outside that shape (an escape, a fraction, an event's actions, a key
 /// it does not know, any mistake): the caller then reads the line with ``JSONLine`` and
 /// the decoder as before, so results and error messages are theirs. What it does read, it

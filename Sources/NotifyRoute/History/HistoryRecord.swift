@@ -64,7 +64,7 @@ struct HistoryRecord: Encodable {
         }
 
         /// The sink's object from its parts: ``HistoryRecord/stored(_:time:)`` writes each outcome's
-        /// without a `Sink`, whose copy of the outcome's strings cost about 900 instructions an event.
+        /// without a `Sink`, which would copy the outcome's strings for every event.
         static func write(sink: String, status: String, reason: String?, detail: String?, silence: String?, into writer: inout JSONWriter) {
             writer.object { writer in
                 writer.member("detail", detail)

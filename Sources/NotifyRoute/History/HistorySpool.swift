@@ -149,8 +149,8 @@ struct HistorySpool {
     }
 
     /// `time` as a line holds it: whole seconds and six digits of microseconds, which read
-    /// back within half a microsecond, written in place (`String(time)`, the shortest
-    /// spelling, cost a record 1,400 instructions); other times as `String(time)` spells them.
+    /// back within half a microsecond, written in place (`String(time)` finds the shortest
+    /// spelling, dear for every record); other times as `String(time)` spells them.
     private static func writeTime(_ time: Double, into writer: inout JSONWriter) {
         let micros = (time * 1_000_000).rounded()
         guard micros >= 0, micros < 0x1p53 else { return writer.raw(then: String(time)) }
@@ -303,8 +303,8 @@ struct HistorySpool {
             let count = bytes.count
             var start = 0, index = 0
             // One pass, eight bytes at a time, for the bytes from 0xFD up, which only the
-            // marks are (two `memchr` a field, for its separator and the line's end, cost
-            // three times the instructions). A byte's top bit and whether its low seven
+            // marks are (rather than two `memchr` a field, for its separator and the line's
+            // end, each over the same bytes). A byte's top bit and whether its low seven
             // bits reach 0x7D, without a carry into the next byte.
             let low: UInt64 = 0x7F7F_7F7F_7F7F_7F7F, threes: UInt64 = 0x0303_0303_0303_0303
             let tops: UInt64 = 0x8080_8080_8080_8080

@@ -21,7 +21,7 @@ extension NotificationRouter {
 
     /// ``releaseEndedPause()``, and the silences and pause it read when it delivered nothing,
     /// for the `send` that follows (``send(_:only:controls:)``): the daemon's events then
-    /// look at the marker once, not twice (each `lstat` was 4 % of its CPU under load).
+    /// look at the marker once, not twice (an `lstat` each, on every event under load).
     package nonisolated(nonsending) func releaseEndedPauseReadingControls() async -> Controls? {
         guard let memory else { return Controls.none }
         let controls = memory.controls(at: clock.now())

@@ -323,8 +323,8 @@ public final class RouterMemory: Sendable {
 
     /// What the insert under way that holds lines of `batch` leaves when it ends: another
     /// batch's commit took them from the buffer, and `batch`'s answers wait for that insert's
-    /// commit. (Waited for on the connection's lock, which the insert holds, this spun the
-    /// kernel's priority-inheriting mutex for the insert's length: 1 % of a loaded daemon's CPU.)
+    /// commit. (Waited for on the connection's lock, which the insert holds, this would spin
+    /// the kernel's priority-inheriting mutex for the insert's length.)
     private func insertHolding(_ batch: ObjectIdentifier) -> DispatchGroup? {
         spooling.withLock { $0.inserting.first { $0.batch == batch }?.done }
     }

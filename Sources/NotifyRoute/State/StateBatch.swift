@@ -114,8 +114,8 @@ public final class StateBatch: Sendable {
 
     /// One object for everyone who publishes in the round under way: made by `make` for the
     /// first, with `run` given it as its publication; the others get the same one. A loaded
-    /// daemon routes a hundred requests a round, and a signal each (an object, a closure, and
-    /// the connection's lock taken again for every answer) was 2.7 % of its CPU.
+    /// daemon routes a hundred requests a round, and a signal each would be an object, a
+    /// closure, and the connection's lock taken again for every answer.
     public func publishShared<Shared: AnyObject & Sendable>(_ make: () -> Shared, run: @escaping @Sendable (Shared) -> Void) -> Shared {
         round.withLock { round in
             // Compared by type, not cast: a dynamic cast an event was a fifth of this function.

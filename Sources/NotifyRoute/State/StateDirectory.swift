@@ -124,7 +124,7 @@ public enum StateDirectory {
         let real = String(cString: resolved)
         free(resolved)
         // The root, then each longer prefix. Built with String's own appends: `String +
-        // Substring` goes through the generic, per-Character path (0.2 M instructions here).
+        // Substring` goes through the generic, per-Character path.
         var prefixes = ["/"], prefix = ""
         for component in real.utf8.split(separator: UInt8(ascii: "/")) {
             prefix += "/"

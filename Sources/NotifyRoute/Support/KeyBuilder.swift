@@ -1,7 +1,7 @@
 /// Keys built per event and sink (the state's keys, the default dedup key): the parts'
 /// UTF-8 copied into one string of the right size, made in one allocation (none up to
-/// 15 bytes). Appending part by part grew the string once or twice per part and cost
-/// about 300 instructions an append; the result is the same string, byte for byte.
+/// 15 bytes), where appending part by part grows the string once or twice per part; the
+/// result is the same string, byte for byte.
 enum KeyBuilder {
     /// `first`, `separator`, `second`.
     static func join(_ first: String, _ second: String, separator: UInt8) -> String {

@@ -4,9 +4,8 @@ import NotifyRoute
 ///
 /// ArgumentParser finds a command's options by reflection (a `Mirror` of every option
 /// group, type metadata from mangled names, protocol-conformance scans over the binary's
-/// records): 12.5 M of the 19.2 M instructions of a whole `send --dry-run` (callgrind),
-/// which is most of what a journal send costs after the process has started. A send from a
-/// script needs none of it.
+/// records), which is most of what a journal send costs after the process has started
+/// (Tests/Benchmarks/README.md, "Why the code is so"). A send from a script needs none of it.
 ///
 /// This parser takes only what it can read without doubt: `--name VALUE`, `--name=VALUE`,
 /// `-x VALUE`, the flags spelled alone, `--`, then the title and at most a body. Anything

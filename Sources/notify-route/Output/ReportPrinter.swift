@@ -29,8 +29,8 @@ package enum ReportPrinter {
     }
 
     /// A report with its `via`, by the report's own writer: the bytes `JSONEncoder` writes
-    /// (DeliveryReportJSONTests holds them to it) without its generic path, which cost a
-    /// `send --json` about 900,000 instructions.
+    /// (DeliveryReportJSONTests holds them to it) without its generic path, which was a
+    /// large part of a `send --json`.
     static func json(_ report: DeliveryReport, via: Via) -> String {
         var bytes = report.json()
         while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "}") {
