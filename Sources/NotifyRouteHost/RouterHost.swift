@@ -80,24 +80,13 @@ public actor RouterHost {
         }
     }
 
-    /// How many records a sink has queued now (a journal sink waiting for journald), or
-    /// `nil` for a sink without a queue.
-    public typealias QueueProbe = @Sendable (any NotificationSink) -> Int?
-    /// What the state store holds now, for the held events `status` shows.
-    public typealias StateProbe = @Sendable () -> RouterState?
-
-    private let queueDepth: QueueProbe
-    private let stateProbe: StateProbe
 
     /// What the daemon accepted and has not delivered, kept across a stop (`nil`: kept in memory only).
     public nonisolated var outbox: Outbox? { retries.outbox }
 
-    public init(load: @escaping Loader, retryPolicy: RetryQueue.Policy = RetryQueue.Policy(), outbox: Outbox? = nil,
-                queueDepth: @escaping QueueProbe = { _ in nil }, state: @escaping StateProbe = { nil }) throws {
+    public init(load: @escaping Loader, retryPolicy: RetryQueue.Policy = RetryQueue.Policy(), outbox: Outbox? = nil) throws {
         self.load = load
         self.retries = RetryQueue(policy: retryPolicy, outbox: outbox)
-        self.queueDepth = queueDepth
-        self.stateProbe = state
         let router = try load()
         self.live = Mutex(Live(router: router))
         self.loadedAt = Date()
@@ -362,8 +351,8 @@ public actor RouterHost {
 
     public func status(pid: Int32) async -> Status {
         let uptime = ContinuousClock.now - startedAt
-        let state = stateProbe()  // one read of the whole state for the held events and the inhibitions
         let (router, counts) = live.withLock { ($0.router, $0.counts) }
+        let state = router.stateSnapshot()  // one read of the whole state for the held events and the inhibitions
         let inFlight = inFlight.load(ordering: .relaxed)
         var sinks = counts
         for sink in router.configuration.sinks where sinks[sink.name] == nil { sinks[sink.name] = SinkCounts() }
@@ -378,7 +367,7 @@ public actor RouterHost {
             uptimeSeconds: ((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18) * 1000).rounded() / 1000,
             reloads: reloads, inFlight: inFlight, sinks: sinks, retries: retried,
             queues: Dictionary(uniqueKeysWithValues: router.configuration.sinks.compactMap { declaration in
-                router.sink(named: declaration.name).map { (declaration.name, Queue(depth: queueDepth($0), pending: $0.hasPendingWork)) }
+                router.sink(named: declaration.name).map { (declaration.name, Queue(depth: $0.queuedCount, pending: $0.hasPendingWork)) }
             }),
             held: heldRecords(state), pause: pauseStatus(router), silences: silenceStatus(router))
         status.inhibitions = inhibitionRecords(state, router)

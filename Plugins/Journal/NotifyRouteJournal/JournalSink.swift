@@ -227,6 +227,9 @@ public struct JournalSink: NotificationSink {
     /// Records wait for journald (a datagram sent on the caller's thread leaves nothing behind).
     public var hasPendingWork: Bool { writer.hasWaitingRecords }
 
+    /// Records whose receipts said queued, not written yet (``Statistics/queued``).
+    public var queuedCount: Int? { statistics.queued }
+
     /// Writes one catalogued record (``JournalCatalog/sinkFailed``) for each sink that
     /// failed in `report` (not for unavailable ones: a missing desktop on a server is not news).
     ///

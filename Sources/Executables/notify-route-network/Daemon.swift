@@ -4,7 +4,6 @@ import Logging
 import NotifyRoute
 import NotifyRouteCLI
 import NotifyRouteHost
-import NotifyRouteJournal
 import NotifyRouteService
 import NotifyRouteTerminal
 import ServiceLifecycle
@@ -37,15 +36,7 @@ enum Daemon {
                     router.keepTime()  // the timer below sends what waits for a time (groups)
                     return router
                 },
-                outbox: outbox,
-                queueDepth: { ($0 as? JournalSink)?.statistics.queued },
-                state: {
-                    switch store {
-                    case let sqlite as SQLiteStateStore: try? sqlite.snapshot()
-                    case let memory as InMemoryStateStore: memory.snapshot
-                    default: nil
-                    }
-                })
+                outbox: outbox)
         } catch {
             Console.error("\(error)")
             throw ExitStatus.configError

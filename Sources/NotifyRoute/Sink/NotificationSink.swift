@@ -59,6 +59,10 @@ public protocol NotificationSink: Sendable {
     /// It must answer without blocking. The default is `true`: a sink that does not say is
     /// always finished.
     var hasPendingWork: Bool { get }
+
+    /// How many deliveries the sink answered `queued` and has not written yet, for `status`;
+    /// `nil` (the default) for a sink that never queues.
+    var queuedCount: Int? { get }
 }
 
 extension NotificationSink {
@@ -73,6 +77,8 @@ extension NotificationSink {
     public func finish() async {}
 
     public var hasPendingWork: Bool { true }
+
+    public var queuedCount: Int? { nil }
 }
 
 /// Everything the router decided for one sink and one event.

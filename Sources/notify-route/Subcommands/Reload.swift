@@ -68,7 +68,7 @@ struct Status: AsyncParsableCommand {
     /// What a daemon would show of the shared state, read by this process.
     private static func localStatus(_ global: GlobalOptions) async throws -> JSONValue {
         let (router, _) = try RouterLoader.load(global, sharedState: true)
-        let host = try RouterHost(load: { router }, state: { router.stateSnapshot() })
+        let host = try RouterHost(load: { router })
         let status = await host.status(pid: 0)
         return (try? JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(status)))) ?? .null
     }

@@ -40,7 +40,7 @@ func benchServe(socket: String) async -> Never {
             let registry = try SinkRegistry([countingPlugin])
             let configuration = try RouterConfiguration.load(yaml: yaml, file: "bench.yaml", registry: registry)
             return try NotificationRouter(configuration: configuration, registry: registry, store: store, memory: memory)
-        })
+        }, outbox: Outbox(store: store))  // as notify-route serve has
         // What the CLI's rendering does at its cheapest: the exit code from the summary.
         let rendering = RouterDaemon.Rendering(
             exitCode: { $0.summary == .delivered ? 0 : 1 }, text: { "\($0.summary.rawValue)" }, problems: { _ in [] })
