@@ -6,8 +6,8 @@ import Foundation
 import Logging
 import NotifyRoute
 
-/// Deliveries a network sink failed with a retryable error (a 5xx, no connection, no answer
-/// in time), tried again by the daemon with exponential backoff and jitter, as
+/// Deliveries a sink failed with a retryable error (a 5xx, no connection, no answer in
+/// time, journald not there) when the sink is ``SinkCapabilities/worthRetrying``, tried again by the daemon with exponential backoff and jitter, as
 /// Prometheus' notifier and AWS's backoff advice do, until the sink accepts, answers with
 /// a permanent error, or the entry is older than ``Policy/maximumAge``.
 ///
@@ -70,14 +70,11 @@ public actor RetryQueue {
         }
     }
 
-    /// The sink kinds whose failures are retried: those whose failure is about the path to
-    /// a server, not about a moment on this desktop that a late banner would miss.
-    public static let retriedKinds: Set<String> = ["alertmanager", "webhook"]
-
-    /// Whether `outcome` is a failure this queue retries.
-    public static func isRetried(_ outcome: SinkOutcome) -> Bool {
-        guard retriedKinds.contains(outcome.kind), case .failed(let error) = outcome.status else { return false }
-        return error.isRetryable
+    /// Whether `outcome` is a failure this queue retries: a retryable one, of a sink whose
+    /// deliveries are worth making late (``SinkCapabilities/worthRetrying``).
+    public static func isRetried(_ outcome: SinkOutcome, by router: NotificationRouter) -> Bool {
+        guard case .failed(let error) = outcome.status, error.isRetryable else { return false }
+        return router.retriesFailures(ofSink: outcome.sink)
     }
 
     /// The bounds of a sink whose config entry sets none.
@@ -94,11 +91,11 @@ public actor RetryQueue {
         self.outbox = outbox
     }
 
-    /// Queues every retryable failure of a network sink in `report`, to be retried through
+    /// Queues every retried failure (``isRetried(_:by:)``) in `report`, to be retried through
     /// `router`'s sink of that name, within that sink's bounds. `kept` holds the outbox rows
     /// of those outcomes, by their index in the report.
     public func schedule(_ report: DeliveryReport, router: NotificationRouter, kept: [Int: Int64] = [:]) {
-        for (index, outcome) in report.outcomes.enumerated() where Self.isRetried(outcome) {
+        for (index, outcome) in report.outcomes.enumerated() where Self.isRetried(outcome, by: router) {
             guard case .failed(let error) = outcome.status, let sink = router.sink(named: outcome.sink),
                   let declaration = router.configuration.sinks.first(where: { $0.name == outcome.sink })
             else {

@@ -166,13 +166,20 @@ public actor RouterHost {
     public nonisolated func account(for report: DeliveryReport) {
         tally(report)
         let outbox = outbox
-        let (queued, retried) = report.outcomes.withUnsafeBufferPointer { outcomes -> (Bool, Bool) in
-            var queued = false, retried = false
+        let (queued, failed) = report.outcomes.withUnsafeBufferPointer { outcomes -> (Bool, Bool) in
+            var queued = false, failed = false
             for index in outcomes.indices {
-                if case .queued = outcomes[index].status { queued = true } else if RetryQueue.isRetried(outcomes[index]) { retried = true }
+                switch outcomes[index].status {
+                case .queued: queued = true
+                case .failed(let error) where error.isRetryable: failed = true
+                default: break
+                }
             }
-            return (queued && outbox != nil, retried)
+            return (queued && outbox != nil, failed)
         }
+        guard queued || failed else { return }
+        let router = router
+        let retried = failed && report.outcomes.contains { RetryQueue.isRetried($0, by: router) }
         guard queued || retried else { return }
         var kept: [Int: Int64] = [:]
         if let outbox {
@@ -181,7 +188,7 @@ public actor RouterHost {
             for (index, outcome) in report.outcomes.enumerated() {
                 if case .queued = outcome.status {
                     deliveries.append((outcome.sink, report.event, .queued))
-                } else if RetryQueue.isRetried(outcome) {
+                } else if RetryQueue.isRetried(outcome, by: router) {
                     deliveries.append((outcome.sink, report.event, .retrying))
                 } else {
                     continue
@@ -191,7 +198,6 @@ public actor RouterHost {
             for (index, id) in zip(indices, outbox.accept(deliveries)) { kept[index] = id }
         }
         if retried {
-            let router = router
             Task { [retries, kept] in await retries.schedule(report, router: router, kept: kept) }
         }
     }

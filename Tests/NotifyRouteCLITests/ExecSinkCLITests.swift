@@ -25,7 +25,7 @@ struct ExecFixture {
 
     /// `sinks:` holds `tty` (terminal) and `ex` (the example plugin, or `kind` when given);
     /// every event goes to `ex` with `tty` as its failover.
-    init(kind: String? = nil, deadline: String = "10s", faults: Bool = false) throws {
+    init(kind: String? = nil, deadline: String = "10s", faults: Bool = false, options: String = "") throws {
         directory = try TestEnvironment.temporaryDirectory("notify-route-exec")
         chmod(directory.path, 0o755)
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("runtime"), withIntermediateDirectories: true)
@@ -39,6 +39,7 @@ struct ExecFixture {
                 \(plugin)
                 env: { NOTIFY_ROUTE_EXAMPLE_LOG: \(directory.path)/plugin.log, NOTIFY_ROUTE_EXAMPLE_FAULTS: "\(faults ? 1 : 0)" }
                 deadline: \(deadline)
+            \(options)
             routes:
               - to: [ex]
                 failover: [tty]

@@ -58,7 +58,7 @@ struct RetryBoundsTests {
         let reference = try ProcessRunner.notifyRoute(["config", "reference"])
         #expect(reference.status == 0)
         for key in ["retry_queue", "retry_max_age", "retry_backoff", "retry_backoff_max"] {
-            #expect(reference.standardOutput.components(separatedBy: "`\(key)`").count == 3, "\(key) under alertmanager and webhook")
+            #expect(reference.standardOutput.components(separatedBy: "`\(key)`").count == 5, "\(key) under alertmanager, exec, journal and webhook")
         }
     }
 

@@ -51,7 +51,7 @@ public final class ExecSink: NotificationSink {
     /// The plugin decides what it can do with a replace or a count update; the router
     /// sends them, and actions, as they are.
     public var capabilities: SinkCapabilities {
-        SinkCapabilities(canReplace: true, canClose: true, supportsActions: true)
+        SinkCapabilities(canReplace: true, canClose: true, supportsActions: true, worthRetrying: true)
     }
 
     /// Available when the program can be found and executed; nothing is started to find out.
@@ -124,8 +124,9 @@ extension ExecSink {
             .option("command", .strings, default: .required, example: "[/usr/local/bin/page-oncall, --team, ops]",
                     "the program and its arguments, run without a shell"),
             .option("env", .stringMap, example: "{ ONCALL_TEAM: ops }", "environment variables added for the program"),
-        ]
+        ] + SinkRetry.keys
     ) { options in
+        try SinkRetry.check(options)
         guard let command = try options.stringList("command"), let program = command.first, !program.isEmpty else {
             throw options.error("needs `command: [program, args...]`, for example command: [/usr/local/bin/page-oncall, --team, ops]", at: "command")
         }
@@ -147,8 +148,9 @@ extension ExecSink {
     /// }
     /// ```
     public static func discoveredPlugin(kind: String, executable: String) -> SinkPlugin {
-        SinkPlugin(kind: kind, summary: "external plugin \(executable) (found on PATH)", optionKeys: ["args", "env"]) { options in
-            ExecSink(name: options.sinkName, command: [executable] + (try options.stringList("args") ?? []),
+        SinkPlugin(kind: kind, summary: "external plugin \(executable) (found on PATH)", optionKeys: ["args", "env"] + SinkRetry.keys.map(\.name)) { options in
+            try SinkRetry.check(options)
+            return ExecSink(name: options.sinkName, command: [executable] + (try options.stringList("args") ?? []),
                      environment: try options.stringMap("env") ?? [:])
         }
     }

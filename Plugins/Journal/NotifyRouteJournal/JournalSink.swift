@@ -110,8 +110,9 @@ public struct JournalSink: NotificationSink {
             .option("queue_size", .int(0...1_000_000), default: .value("0"), example: "100",
                     "how many records may wait for a stalled journald (0: none)"),
             .option("fields", .stringMap, example: "{ TEAM: ops }", "journal fields added to every record"),
-        ]
+        ] + SinkRetry.keys
     ) { options in
+        try SinkRetry.check(options)
         let identifier = try options.string("identifier")
         if let identifier, identifier.isEmpty || identifier.contains(where: \.isNewline) {
             throw options.error("identifier must be one non-empty line", at: "identifier")
@@ -149,7 +150,7 @@ public struct JournalSink: NotificationSink {
     /// that can block (`sd_journal_sendv`) runs on the sink's own queue while the caller
     /// waits at most until a little before `delivery.deadline`, on a Dispatch timer. So
     /// the router may call it directly, without its deadline task and timer.
-    public var capabilities: SinkCapabilities { SinkCapabilities(deliversInline: true) }
+    public var capabilities: SinkCapabilities { SinkCapabilities(deliversInline: true, worthRetrying: true) }
 
     /// Available when journald's socket exists and someone is bound to it. Never waits:
     /// a hung journald still looks available here, and deliveries say "queued".

@@ -45,7 +45,7 @@ public final class AlertmanagerSink: NotificationSink {
     }
 
     public var capabilities: SinkCapabilities {
-        SinkCapabilities(canReplace: true, canClose: true)
+        SinkCapabilities(canReplace: true, canClose: true, worthRetrying: true)
     }
 
     /// Nothing runs after a delivery has answered.

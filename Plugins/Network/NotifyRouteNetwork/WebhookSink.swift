@@ -37,7 +37,7 @@ public final class WebhookSink: NotificationSink {
     }
 
     /// A replace or a count update is posted like any event, its decision in the body.
-    public var capabilities: SinkCapabilities { SinkCapabilities(canReplace: true) }
+    public var capabilities: SinkCapabilities { SinkCapabilities(canReplace: true, worthRetrying: true) }
 
     public var hasPendingWork: Bool { false }
 

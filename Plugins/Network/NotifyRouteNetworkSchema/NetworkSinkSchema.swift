@@ -33,7 +33,7 @@ public enum NetworkSinkSchema {
                         "how long one request may take"),
                 .option("resolve_after", .duration, default: .implicit("Alertmanager's resolve_timeout"), example: "1h",
                         "how long an alert stays active after a post: a one-shot event's then ends; an open one's (a replace key) is posted again before, until `close`, while the process lives"),
-            ] + retryKeys,
+            ] + SinkRetry.keys,
             defaultDeadline: .seconds(5),
             makeSink: { options in try makeSink(options, try AlertmanagerSettings(options)) })
     }
@@ -52,23 +52,8 @@ public enum NetworkSinkSchema {
                         "a file holding a bearer token (Authorization: Bearer); refused when others can read it; read at each delivery while it does not exist"),
                 .option("timeout", .duration, default: .implicit("the sink's deadline"), example: "3s",
                         "how long one request may take"),
-            ] + retryKeys,
+            ] + SinkRetry.keys,
             defaultDeadline: .seconds(5),
             makeSink: { options in try makeSink(options, try WebhookSettings(options)) })
     }
-
-    /// The bounds of `serve`'s retry queue for one sink. The daemon's `RetryQueue` reads
-    /// them from the sink's declaration (it cannot see the plugin); the plugin declares
-    /// them, so that the loader allows them and `config reference` lists them, and checks
-    /// them when the config loads, so that a bad value is a config error at its key.
-    public static let retryKeys: [ConfigKey] = [
-        .option("retry_queue", .int(0...1_000_000), default: .value("1000"), example: "100",
-                "how many failed deliveries of this sink `serve` retries at once; one more is dropped (logged and counted in `status`); 0: none is retried"),
-        .option("retry_max_age", .duration, default: .value("1h"), example: "10m",
-                "a delivery still failing this long after its first failure is dropped (logged and counted)"),
-        .option("retry_backoff", .duration, default: .value("1s"), example: "500ms",
-                "the first retry comes after up to this long (a random wait between half and all of it); each next one twice as long"),
-        .option("retry_backoff_max", .duration, default: .value("1m"), example: "30s",
-                "the longest wait between two retries"),
-    ]
 }

@@ -32,7 +32,7 @@ public struct AlertmanagerSettings: Sendable {
             throw options.error("needs `url` (or `urls`: every peer of a cluster), for example url: http://127.0.0.1:9093", at: "url")
         }
         self.endpoints = endpoints
-        try NetworkOptions.checkRetry(options)
+        try SinkRetry.check(options)
         let field = try options.string("alertname_field")
         if let field, field.isEmpty { throw options.error("alertname_field must name a field", at: "alertname_field") }
         alertnameField = field
@@ -88,7 +88,7 @@ public struct WebhookSettings: Sendable {
         guard let url = try options.string("url") else {
             throw options.error("needs `url`, for example url: https://hooks.example/notify", at: "url")
         }
-        try NetworkOptions.checkRetry(options)
+        try SinkRetry.check(options)
         var headers: [(String, String)] = []
         for (name, value) in (try options.stringMap("headers") ?? [:]).sorted(by: { $0.key < $1.key }) {
             guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
@@ -147,18 +147,6 @@ enum NetworkOptions {
         guard let duration = try options.duration(key) else { return nil }
         guard duration > .zero else { throw options.error("\(key) must be longer than 0s", at: key) }
         return duration
-    }
-
-    /// Checks the retry keys: each positive, the backoff's ceiling not below its start.
-    static func checkRetry(_ options: SinkOptions) throws(ConfigError) {
-        _ = try options.int("retry_queue", in: 0...1_000_000)
-        _ = try positiveDuration("retry_max_age", options: options)
-        let backoff = try positiveDuration("retry_backoff", options: options)
-        if let maximum = try positiveDuration("retry_backoff_max", options: options), maximum < (backoff ?? .seconds(1)) {
-            throw options.error(
-                "retry_backoff_max (\(DurationParser.format(maximum))) must not be shorter than retry_backoff (\(DurationParser.format(backoff ?? .seconds(1))))",
-                at: "retry_backoff_max")
-        }
     }
 }
 

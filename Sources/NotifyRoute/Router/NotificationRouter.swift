@@ -101,6 +101,10 @@ public final class NotificationRouter: Sendable {
     /// The sink made for an instance name.
     public func sink(named name: String) -> (any NotificationSink)? { instances[name]?.sink }
 
+    /// Whether a retryable failure of the sink `name` is worth retrying later
+    /// (``SinkCapabilities/worthRetrying``).
+    public func retriesFailures(ofSink name: String) -> Bool { instances[name]?.worthRetrying ?? false }
+
     /// Sends one event through the whole pipeline and reports what every sink did.
     ///
     /// - Parameters:

@@ -8,12 +8,15 @@ final class SinkInstance: Sendable {
     let nameHash: Int?
     /// ``SinkCapabilities/lastResort``, read once: the router splits every event's targets by it.
     let lastResort: Bool
+    /// ``SinkCapabilities/worthRetrying``, read once.
+    let worthRetrying: Bool
 
     init(declaration: SinkDeclaration, sink: any NotificationSink, deadline: Duration) {
         self.declaration = declaration
         self.sink = sink
         self.deadline = deadline
         lastResort = sink.capabilities.lastResort
+        worthRetrying = sink.capabilities.worthRetrying
         nameHash = declaration.name.utf8.contains(0x1E) ? nil : declaration.name.hashValue
     }
 

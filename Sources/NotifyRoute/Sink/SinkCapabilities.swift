@@ -32,14 +32,21 @@ public struct SinkCapabilities: Hashable, Sendable {
     /// says so when its output is not a terminal, so that cron does not mail, nor the journal
     /// keep twice, a line another sink delivered. Read once, when the router is made.
     public var lastResort: Bool
+    /// A delivery that failed in a way that may pass (``SinkError/isRetryable``) is still
+    /// worth making later: it goes to a server, a log or a program, not to a screen whose
+    /// moment passes. `serve` retries such failures within the sink's `retry_*` options
+    /// (``SinkRetry/keys``, which the plugin declares). Read once, when the router is made.
+    public var worthRetrying: Bool
 
     public init(
         canReplace: Bool = false, canClose: Bool = false, supportsActions: Bool = false,
         supportsMarkup: Bool = false, reportsInteractions: Bool = false,
-        maxTitleLength: Int? = nil, maxBodyLength: Int? = nil, deliversInline: Bool = false, lastResort: Bool = false
+        maxTitleLength: Int? = nil, maxBodyLength: Int? = nil, deliversInline: Bool = false, lastResort: Bool = false,
+        worthRetrying: Bool = false
     ) {
         self.deliversInline = deliversInline
         self.lastResort = lastResort
+        self.worthRetrying = worthRetrying
         self.canReplace = canReplace
         self.canClose = canClose
         self.supportsActions = supportsActions

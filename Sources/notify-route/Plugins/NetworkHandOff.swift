@@ -136,7 +136,7 @@ final class NetworkStandInSink: NotificationSink {
 
     init(name: String) { self.name = name }
 
-    var capabilities: SinkCapabilities { SinkCapabilities() }
+    var capabilities: SinkCapabilities { SinkCapabilities(worthRetrying: true) }
     var hasPendingWork: Bool { false }
 
     static let reason = "this sink's kind is in notify-route-network, which did not run this command (a daemon served it in part)"
