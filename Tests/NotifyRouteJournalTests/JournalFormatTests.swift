@@ -159,7 +159,7 @@ import Testing
         #expect(sink.queueSize == 0, "no queue for a process that exits after sending")
         #expect(sink.identifier == nil)
         #expect(sink.name == "j")
-        #expect(JournalSink.plugin.optionKeys == ["identifier", "queue_size", "fields"])
+        #expect(JournalSink.plugin.optionKeys == ["identifier", "queue_size", "fields"] + SinkRetry.keys.map(\.name))
     }
 
     @Test func options() throws {

@@ -63,7 +63,7 @@ import Testing
 
     @Test func firstTakesTheAnswerThatComesBeforeTheDeadline() async {
         let value = await DeadlineTimer.shared.first(by: .now + .seconds(5), orElse: "timed out") { answer in
-            DetachedThread.start(name: "answer") { answer("answered") }
+            DetachedThread.start { answer("answered") }
         }
         #expect(value == "answered")
         // An answer given while `start` runs, before anyone waits, counts too.
@@ -77,7 +77,7 @@ import Testing
         var value = ""
         let elapsed = await clock.measure {
             value = await DeadlineTimer.shared.first(by: .now + .milliseconds(100), orElse: "timed out") { answer in
-                DetachedThread.start(name: "slow") {
+                DetachedThread.start {
                     usleep(400_000)
                     answer("too late")  // must not resume the continuation a second time
                     late.withLock { $0 = true }

@@ -50,7 +50,7 @@ import Testing
         .unavailable(reason: "no session bus at /run/user/1000/bus"), .planned(.show),
         .suppressed(.duplicate(count: 3, window: .seconds(600), updatedInPlace: true)),
         .suppressed(.duplicate(count: 2, window: .seconds(90), updatedInPlace: false)),
-        .suppressed(.belowMinimumLevel(.warning)), .suppressed(.alreadyRouted("route 1")),
+        .suppressed(.belowMinimumLevel(.warning)),
         .suppressed(.rateLimited(max: 5, per: .seconds(60), held: 7)), .suppressed(.quietHours(window: "22:00-07:00", held: 2)),
         .suppressed(.inhibited(by: "inhibit 1 (source level=critical)")), .suppressed(.silenced(id: "1a2b3c4d")),
         .suppressed(.paused(below: .critical)), .suppressed(.lastResort(tookIt: "desktop, journal")),

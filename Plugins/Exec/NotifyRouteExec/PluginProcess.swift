@@ -202,7 +202,7 @@ final class PluginProcess: Sendable {
     // MARK: Threads
 
     private func startThreads(stdout: Int32, stderr: Int32) {
-        DetachedThread.start(name: "nr-exec-wait") { [self] in
+        DetachedThread.start { [self] in
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
             let termination = status & 0x7F
@@ -218,7 +218,7 @@ final class PluginProcess: Sendable {
             end(SinkError(.failed, description, isRetryable: true), kill: false)
             for waiter in waiters { waiter.resume(returning: true) }
         }
-        DetachedThread.start(name: "nr-exec-stdout") { [self] in
+        DetachedThread.start { [self] in
             Self.readLines(stdout, limit: Self.maximumLineBytes) { line in
                 guard let line else {
                     end(SinkError(.failed, "the plugin wrote an answer longer than \(Self.maximumLineBytes) bytes"), kill: true)
@@ -240,7 +240,7 @@ final class PluginProcess: Sendable {
                 end(SinkError(.failed, "the plugin (pid \(pid)) closed its standard output", isRetryable: true), kill: true)
             }
         }
-        DetachedThread.start(name: "nr-exec-stderr") { [self] in
+        DetachedThread.start { [self] in
             Self.readLines(stderr, limit: 64 * 1024) { line in
                 guard let line else { return true }
                 let text = TextSanitizer.clean(String(decoding: line, as: UTF8.self), keepNewlines: false)

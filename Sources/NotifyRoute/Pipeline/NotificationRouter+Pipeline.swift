@@ -57,7 +57,7 @@ extension NotificationRouter {
                          _ resolved: ResolvedEvent, through pipeline: Pipeline<Deliver>) async -> [SinkOutcome] {
         let took = outcomes.filter {
             switch $0.status {
-            case .failed, .unavailable, .suppressed(.belowMinimumLevel), .suppressed(.alreadyRouted): false
+            case .failed, .unavailable, .suppressed(.belowMinimumLevel): false
             default: true
             }
         }

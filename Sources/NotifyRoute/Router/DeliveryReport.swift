@@ -138,8 +138,6 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
     case duplicate(count: Int, window: Duration, updatedInPlace: Bool)
     /// Below the sink's `min_level`.
     case belowMinimumLevel(Level)
-    /// This sink already received the event from an earlier route.
-    case alreadyRouted(String)
     /// Over the route's rate limit; `held` events are waiting to be summarised.
     case rateLimited(max: Int, per: Duration, held: Int)
     /// Inside the route's quiet hours and below its breakthrough level.
@@ -161,7 +159,6 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
         case .duplicate(let count, let window, let updated):
             "duplicate (\(count) in \(DurationParser.format(window)))" + (updated ? ", count updated in place" : "")
         case .belowMinimumLevel(let level): "below the sink's min_level \(level.rawValue)"
-        case .alreadyRouted(let route): "already sent by \(route)"
         case .rateLimited(let max, let per, let held):
             "rate limit \(max) per \(DurationParser.format(per)) reached (\(held) held for a summary)"
         case .quietHours(let window, let held): "quiet hours \(window) (\(held) held for a summary)"
@@ -178,7 +175,6 @@ public enum SuppressionReason: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .duplicate: "duplicate"
         case .belowMinimumLevel: "below-min-level"
-        case .alreadyRouted: "already-routed"
         case .rateLimited: "rate-limited"
         case .quietHours: "quiet-hours"
         case .inhibited: "inhibited"

@@ -77,7 +77,7 @@ package final class DeadlineTimer: Sendable {
         }
         if startThread {
             // A thread that cannot be made leaves the timers unfired; say so rather than hang silently.
-            precondition(DetachedThread.start(name: "notify-route-timer") { self.run() }, "cannot start the deadline timer thread")
+            precondition(DetachedThread.start { self.run() }, "cannot start the deadline timer thread")
         } else if wakeThread {
             wake.signal()
         }

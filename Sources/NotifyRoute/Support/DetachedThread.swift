@@ -8,12 +8,10 @@ import Glibc
 /// statically linked binary then carries whole, ICU included (about 60 MB and 2.7 ms
 /// of every start); this is the few lines of pthread it needs.
 package enum DetachedThread {
-    /// Starts `body` on a new detached thread. `name` says what the thread is for (it is
-    /// what a crash report or a debugger shows of the closure). Returns `false` when the
-    /// system refuses a thread.
+    /// Starts `body` on a new detached thread. Returns `false` when the system refuses a thread.
     @discardableResult
-    package static func start(name: StaticString, _ body: @escaping @Sendable () -> Void) -> Bool {
-        let box = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+    package static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let box = Unmanaged.passRetained(Start(body: body)).toOpaque()
         var thread = pthread_t()
         let status = pthread_create(&thread, nil, { raw in
             let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
@@ -29,10 +27,8 @@ package enum DetachedThread {
     }
 
     private final class Start {
-        let name: StaticString
         let body: @Sendable () -> Void
-        init(name: StaticString, body: @escaping @Sendable () -> Void) {
-            self.name = name
+        init(body: @escaping @Sendable () -> Void) {
             self.body = body
         }
     }

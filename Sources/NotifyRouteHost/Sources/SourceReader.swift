@@ -48,7 +48,7 @@ package final class SourceReader: Sendable {
 
     /// Starts the loop on a new thread; false when the system refuses one.
     package func start() -> Bool {
-        DetachedThread.start(name: "notify-route source") { [self] in
+        DetachedThread.start { [self] in
             run()
             exited.store(true, ordering: .releasing)
         }

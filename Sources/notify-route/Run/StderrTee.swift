@@ -35,7 +35,7 @@ final class StderrTee: Sendable {
     }
 
     func start() {
-        DetachedThread.start(name: "nr-stderr-tee") { [self] in
+        DetachedThread.start { [self] in
             var buffer = [UInt8](repeating: 0, count: 16_384)
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }

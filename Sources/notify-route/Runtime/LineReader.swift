@@ -38,7 +38,7 @@ struct LineReader: AsyncSequence, Sendable {
         let slots = DispatchSemaphore(value: Self.readAhead)
         let (stream, continuation) = AsyncStream<Item>.makeStream()
         let fd = fd, limit = maximumLineBytes
-        DetachedThread.start(name: "nr-stdin") {
+        DetachedThread.start {
             Self.read(fd, limit: limit) { item in
                 slots.wait()
                 continuation.yield(item)

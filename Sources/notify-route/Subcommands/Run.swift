@@ -157,7 +157,7 @@ struct Run: AsyncParsableCommand {
     /// started it, and this one ends only once the child is gone.
     private static func start(_ path: String, arguments: [String], standardError: Int32?) -> AsyncStream<ChildEvent> {
         let (events, continuation) = AsyncStream.makeStream(of: ChildEvent.self)
-        let started = DetachedThread.start(name: "nr-run-child") {
+        let started = DetachedThread.start {
             defer { continuation.finish() }
             let pid: pid_t
             do throws(CommandLauncher.LaunchError) {
