@@ -158,7 +158,6 @@ let package = Package(
                 "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Sources/notify-route",
             resources: [.embedInCode("Resources/notify-route.yaml")]
         ),
         .executableTarget(name: "notify-route", dependencies: ["NotifyRouteCLI", "CArguments"], path: "Sources/Executables/notify-route"),

@@ -12,7 +12,7 @@ import Testing
 @Suite struct FastSendParserTests {
     /// ArgumentParser's reading of `send ARGUMENTS`, as the fast parser's type; `nil` when it refuses them.
     func argumentParser(_ arguments: [String]) -> SendRequest? {
-        guard let command = try? Send.parseAsRoot(arguments) as? Send else { return nil }
+        guard let command = try? SendCommand.parseAsRoot(arguments) as? SendCommand else { return nil }
         return command.request
     }
 

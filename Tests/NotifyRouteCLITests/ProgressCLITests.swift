@@ -11,7 +11,7 @@ import Testing
 /// documented exit codes, and carried as the same field by `notify-send -h int:value:N`.
 @Suite struct ProgressArgumentTests {
     func argumentParser(_ arguments: [String]) -> SendRequest? {
-        guard let command = try? Send.parseAsRoot(arguments) as? Send else { return nil }
+        guard let command = try? SendCommand.parseAsRoot(arguments) as? SendCommand else { return nil }
         return command.request
     }
 

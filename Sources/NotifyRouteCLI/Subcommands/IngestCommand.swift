@@ -8,7 +8,7 @@ import NotifyRoute
 import Glibc
 import Dispatch
 
-struct Ingest: AsyncParsableCommand {
+struct IngestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ingest",
         abstract: "Send one event per line of JSON on standard input.",

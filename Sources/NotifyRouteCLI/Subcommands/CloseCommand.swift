@@ -1,7 +1,7 @@
 import ArgumentParser
 import NotifyRoute
 
-struct Close: AsyncParsableCommand {
+struct CloseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "close",
         abstract: "Close the notification an earlier event with this replace key showed.")

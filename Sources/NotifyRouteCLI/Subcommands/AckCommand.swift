@@ -1,7 +1,7 @@
 import ArgumentParser
 import NotifyRoute
 
-struct Ack: AsyncParsableCommand {
+struct AckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ack",
         abstract: "Acknowledge the notification an earlier event with this replace key showed: its escalation stops.",

@@ -7,30 +7,7 @@ import Foundation
 import NotifyRoute
 import NotifyRouteHost
 
-struct Reload: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "reload",
-        abstract: "Make the running daemon read its config file again.",
-        discussion: """
-            The daemon checks the new config first; a broken one is refused with file:line:col and the \
-            daemon keeps routing with the config it had. Dedup windows, replace handles and held events \
-            stay. Exit codes: 0 reloaded, 69 no daemon answers on the socket or it refuses this user (only its \
-            owner may reload it), 78 the new config is broken.
-            """)
-
-    @OptionGroup var daemon: DaemonOptions
-
-    func run() async throws {
-        let answer = try daemon.ask(.reload)
-        if let error = answer.error {
-            Console.error("reload: \(error)")
-            throw ExitCode(answer.exit ?? ExitStatus.configError.rawValue)
-        }
-        if case .string(let path)? = answer.status?["config"] { Console.error("reloaded \(path)") }
-    }
-}
-
-struct Status: AsyncParsableCommand {
+struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show the running daemon: its config, uptime, what each sink did, its queues and what is held.",
@@ -191,24 +168,5 @@ struct Status: AsyncParsableCommand {
             more(timers.count, "timers_waiting")
         }
         return lines
-    }
-}
-
-/// `--socket` for the commands that only talk to the daemon.
-struct DaemonOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The daemon's socket.", valueName: "PATH"))
-    var socket: String?
-
-    func ask(_ kind: DaemonProtocol.Kind) throws -> DaemonProtocol.Answer {
-        do {
-            let client = try DaemonClient(path: try RouterLoader.daemonSocket(explicit: socket))
-            return try client.request({ _ in }, kind: kind, within: .seconds(30))
-        } catch let error as DaemonClient.Unavailable {
-            Console.error("no daemon: \(error.description) (start one with notify-route serve)")
-            throw ExitStatus.noSinkAvailable
-        } catch let error as StateDirectory.Refused {
-            Console.error("no daemon: \(error.description)")
-            throw ExitStatus.noSinkAvailable
-        }
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import NotifyRoute
 
-struct Sinks: AsyncParsableCommand {
+struct SinksCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sinks",
         abstract: "List the sink kinds, the configured sinks and whether each is available, and why not.")

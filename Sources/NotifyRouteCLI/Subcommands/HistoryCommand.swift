@@ -6,7 +6,7 @@ import Foundation
 #endif
 import NotifyRoute
 
-struct History: AsyncParsableCommand {
+struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "Print the events routed lately (by this user's sends and daemon), newest last.",

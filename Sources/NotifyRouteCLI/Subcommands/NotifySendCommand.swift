@@ -12,7 +12,7 @@ import NotifyRouteDesktop
 /// libnotify 0.8's `notify-send` options with their meaning, the event routed by the config
 /// like any other. Parsed by ``NotifySendArguments`` (GOption's rules), not ArgumentParser:
 /// this type is here for `--help`, the man page and the completions.
-struct NotifySend: AsyncParsableCommand {
+struct NotifySendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notify-send",
         abstract: "Send a notification with notify-send's options, through the configured routes.",

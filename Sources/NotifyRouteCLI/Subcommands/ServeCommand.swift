@@ -1,7 +1,7 @@
 import ArgumentParser
 import NotifyRoute
 
-struct Serve: AsyncParsableCommand {
+struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run one long-lived router that send, close, run and ingest hand their events to.",

@@ -1,7 +1,7 @@
 import ArgumentParser
 import NotifyRoute
 
-struct Send: AsyncParsableCommand {
+struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
         abstract: "Send a notification through the configured routes.",

@@ -21,7 +21,7 @@ public enum NotifyRouteMain {
         let arguments = Array(CommandLine.arguments.dropFirst())
         // notify-send's options through a link named notify-send, or as `notify-route notify-send`.
         if let program = CommandLine.arguments.first, program == "notify-send" || program.hasSuffix("/notify-send") {
-            CallerThreadExecutor.run { await NotifySend.main(arguments) }
+            CallerThreadExecutor.run { await NotifySendCommand.main(arguments) }
             return
         }
         if arguments == ["--version"] {
@@ -29,7 +29,7 @@ public enum NotifyRouteMain {
             return
         }
         if arguments.first == "notify-send" {
-            CallerThreadExecutor.run { await NotifySend.main(arguments.dropFirst()) }
+            CallerThreadExecutor.run { await NotifySendCommand.main(arguments.dropFirst()) }
             return
         }
         if arguments.first == "send", let request = FastSendParser.parse(arguments.dropFirst()) {
@@ -55,8 +55,8 @@ struct NotifyRouteCommand: AsyncParsableCommand {
             """,
         version: NotifyRouteVersion.current,
         subcommands: [
-            Send.self, Close.self, Run.self, Ingest.self, Explain.self, ConfigCommand.self, Sinks.self, Serve.self, Reload.self,
-            Status.self, NotifySend.self, Ack.self, History.self, ReplayCommand.self, SilenceCommand.self, PauseCommand.self, ResumeCommand.self,
+            SendCommand.self, CloseCommand.self, RunCommand.self, IngestCommand.self, ExplainCommand.self, ConfigCommand.self, SinksCommand.self, ServeCommand.self, ReloadCommand.self,
+            StatusCommand.self, NotifySendCommand.self, AckCommand.self, HistoryCommand.self, ReplayCommand.self, SilenceCommand.self, PauseCommand.self, ResumeCommand.self,
         ],
         defaultSubcommand: nil
     )
@@ -79,8 +79,8 @@ struct NotifyRouteCommand: AsyncParsableCommand {
     }
 
     static func main(arguments: [String]) async {
-        if arguments.first == "send", let misuse = Send.shortHelpMisuse(in: arguments.dropFirst()) {
-            Console.write(STDERR_FILENO, "Error: \(misuse)\n" + usage(of: Send.self) + "\n")
+        if arguments.first == "send", let misuse = SendCommand.shortHelpMisuse(in: arguments.dropFirst()) {
+            Console.write(STDERR_FILENO, "Error: \(misuse)\n" + usage(of: SendCommand.self) + "\n")
             Glibc.exit(ExitStatus.usage.rawValue)
         }
         do {
@@ -104,7 +104,7 @@ struct NotifyRouteCommand: AsyncParsableCommand {
         // `run`'s options and the command's name, and the command is taken as it was given.
         if arguments.first == "run", let terminator = arguments.firstIndex(of: "--"), arguments.count > terminator + 2 {
             let parsed = try parse(Array(arguments[...(terminator + 1)]))
-            guard var run = parsed as? Run else { return parsed }
+            guard var run = parsed as? RunCommand else { return parsed }
             run.command = Array(arguments[(terminator + 1)...])
             return run
         }
@@ -139,9 +139,9 @@ struct NotifyRouteCommand: AsyncParsableCommand {
 
     /// The subcommands without subcommands of their own, by name.
     private static let leaves: [String: any ParsableCommand.Type] = [
-        "send": Send.self, "close": Close.self, "ack": Ack.self, "run": Run.self, "ingest": Ingest.self,
-        "explain": Explain.self, "sinks": Sinks.self, "serve": Serve.self, "reload": Reload.self, "status": Status.self,
-        "history": History.self, "replay": ReplayCommand.self, "pause": PauseCommand.self, "resume": ResumeCommand.self,
+        "send": SendCommand.self, "close": CloseCommand.self, "ack": AckCommand.self, "run": RunCommand.self, "ingest": IngestCommand.self,
+        "explain": ExplainCommand.self, "sinks": SinksCommand.self, "serve": ServeCommand.self, "reload": ReloadCommand.self, "status": StatusCommand.self,
+        "history": HistoryCommand.self, "replay": ReplayCommand.self, "pause": PauseCommand.self, "resume": ResumeCommand.self,
     ]
 }
 

@@ -2,7 +2,7 @@ import ArgumentParser
 import NotifyRoute
 import NotifyRouteHost
 
-struct Explain: AsyncParsableCommand {
+struct ExplainCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "explain",
         abstract: "Explain which rules and routes an event would match and what each sink would do; nothing is sent.",

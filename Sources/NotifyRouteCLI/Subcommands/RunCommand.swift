@@ -9,7 +9,7 @@ import NotifyRouteHost
 import Glibc
 import Dispatch
 
-struct Run: AsyncParsableCommand {
+struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run a command, then notify: success with its duration, or error with its status and the end of its stderr.",

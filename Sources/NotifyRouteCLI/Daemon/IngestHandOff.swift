@@ -3,7 +3,7 @@ import Glibc
 import NotifyRoute
 import NotifyRouteHost
 
-extension Ingest {
+extension IngestCommand {
     /// `ingest` through the daemon: each line is checked here (a bad line reads as it does
     /// locally), handed over, and its answer printed with its line number. When the
     /// daemon goes away, this event and the rest are routed here, as without a daemon.
