@@ -14,8 +14,9 @@ import Synchronization
 /// reason in the log and `status`); a new `serve` delivers what it finds, once.
 ///
 /// A queued row is done when its sink's queue has emptied after the row was added
-/// (``NotificationSink/hasPendingWork``): the sink writes its queue in order, so nothing
-/// handed to it before then still waits.
+/// (``NotificationSink/queuedCount`` is 0): nothing the sink answered `queued` before then
+/// still waits. Only sinks that hold their queue in this process say how many they hold; an
+/// exec plugin's `queued` is the plugin's to keep, and is not in the outbox.
 public final class Outbox: Sendable {
     /// Who holds an accepted delivery now.
     public enum State: String, Sendable {
@@ -55,6 +56,7 @@ public final class Outbox: Sendable {
     /// Keeps `deliveries`, in one transaction; their row ids in the same order (`nil`: not
     /// kept, because the database failed: logged, and the delivery goes on in memory).
     public func accept(_ deliveries: [(sink: String, event: ResolvedEvent, state: State)]) -> [Int64?] {
+        guard !deliveries.isEmpty else { return [] }
         let encoder = JSONEncoder()
         var rows: [(sink: String, state: String, event: String)] = []
         for delivery in deliveries {
@@ -108,7 +110,7 @@ public final class Outbox: Sendable {
                 watermarks.withLock { marks in if marks.queuedThrough[sink] == through { marks.queuedThrough[sink] = nil } }
                 continue
             }
-            guard !instance.hasPendingWork else { continue }
+            guard instance.queuedCount ?? 0 == 0 else { continue }
             // Read after the queue was seen empty: a queue emptied by giving up (the daemon
             // finishing) is seen as frozen here, and its rows stay.
             let settled = watermarks.withLock { marks -> Bool in

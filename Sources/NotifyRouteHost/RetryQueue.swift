@@ -165,7 +165,7 @@ public actor RetryQueue {
                 counts[name, default: Counts()].recovered += 1
                 logger.info("retry delivered", metadata: ["sink": "\(name)", "title": "\(event.title)", "attempt": "\(attempt)"])
                 if let row {
-                    if case .queued = receipt.disposition { outbox?.queued(row, sink: name) } else { outbox?.remove(row) }
+                    if case .queued = receipt.disposition, sink.queuedCount != nil { outbox?.queued(row, sink: name) } else { outbox?.remove(row) }
                 }
                 return
             } catch let error as SinkError where error.isRetryable {

@@ -187,6 +187,9 @@ public actor RouterHost {
             var deliveries: [(sink: String, event: ResolvedEvent, state: Outbox.State)] = []
             for (index, outcome) in report.outcomes.enumerated() {
                 if case .queued = outcome.status {
+                    // Only a queue this process holds (``NotificationSink/queuedCount``); what an
+                    // exec plugin answered queued is the plugin's to keep.
+                    guard router.sink(named: outcome.sink)?.queuedCount != nil else { continue }
                     deliveries.append((outcome.sink, report.event, .queued))
                 } else if RetryQueue.isRetried(outcome, by: router) {
                     deliveries.append((outcome.sink, report.event, .retrying))

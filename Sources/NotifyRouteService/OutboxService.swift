@@ -61,7 +61,7 @@ public struct OutboxService: Service {
             let deadline = declaration.deadline ?? router.configuration.defaults.deadline ?? EventDefaults.builtInDeadline
             do {
                 let receipt = try await sink.deliver(SinkDelivery(event: event, sinkName: entry.sink, deadline: .now + deadline))
-                if case .queued = receipt.disposition { outbox.queued(entry.id, sink: entry.sink) } else { outbox.remove(entry.id) }
+                if case .queued = receipt.disposition, sink.queuedCount != nil { outbox.queued(entry.id, sink: entry.sink) } else { outbox.remove(entry.id) }
                 delivered += 1
             } catch let error as SinkError where error.isRetryable || error.kind == .unavailable {
                 await host.retries.resume(event, sink: entry.sink, router: router, accepted: entry.accepted, lastError: error, row: entry.id)
