@@ -161,6 +161,7 @@ public actor RetryQueue {
             }
             attempt += 1
             do {
+                // Without the router: a sink worth retrying keeps the delivery's deadline itself.
                 let receipt = try await sink.deliver(SinkDelivery(event: event, sinkName: name, deadline: .now + deadline))
                 counts[name, default: Counts()].recovered += 1
                 logger.info("retry delivered", metadata: ["sink": "\(name)", "title": "\(event.title)", "attempt": "\(attempt)"])

@@ -35,7 +35,9 @@ public struct SinkCapabilities: Hashable, Sendable {
     /// A delivery that failed in a way that may pass (``SinkError/isRetryable``) is still
     /// worth making later: it goes to a server, a log or a program, not to a screen whose
     /// moment passes. `serve` retries such failures within the sink's `retry_*` options
-    /// (``SinkRetry/keys``, which the plugin declares). Read once, when the router is made.
+    /// (``SinkRetry/keys``, which the plugin declares), calling ``NotificationSink/deliver(_:)``
+    /// itself: such a sink must keep ``SinkDelivery/deadline`` on its own, as the network,
+    /// journal and exec sinks do. Read once, when the router is made.
     public var worthRetrying: Bool
 
     public init(
