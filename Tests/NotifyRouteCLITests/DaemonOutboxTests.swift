@@ -23,6 +23,17 @@ struct DaemonOutboxTests {
         return url
     }
 
+    /// The daemon's outbox count once it is 0, or the last count seen within 5 s.
+    static func outboxEmptied(_ daemon: DaemonProcess) async throws -> Int? {
+        var left: Int?
+        for _ in 0..<100 {
+            left = try await outbox(daemon)
+            if left == 0 { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return left
+    }
+
     static func outbox(_ daemon: DaemonProcess) async throws -> Int? {
         let status = try await DaemonTests.run(["status", "--json"], daemon)
         return try DaemonTests.json(status.standardOutput)["outbox"] as? Int
@@ -70,13 +81,7 @@ struct DaemonOutboxTests {
             let entries = try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"], count: count, timeout: .seconds(10))
             #expect(entries.compactMap { $0["SEQ"] }.sorted() == (0..<count).map(String.init).sorted(), "\(second.log)")
             #expect(entries.allSatisfy { $0["_PID"] == String(second.pid) && $0["SYSLOG_IDENTIFIER"] == "daemon-outbox" })
-            var left: Int?
-            for _ in 0..<100 {
-                left = try await Self.outbox(second)
-                if left == 0 { break }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            #expect(left == 0, "\(second.log)")
+            #expect(try await Self.outboxEmptied(second) == 0, "\(second.log)")
             // Written in the order they were accepted, and none twice, also after a while.
             try await Task.sleep(for: .milliseconds(500))
             let again = try PrivateJournal.read(matching: ["\(PrivateJournal.runField)=\(run)"])
@@ -111,13 +116,7 @@ struct DaemonOutboxTests {
             }
             let entries = try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"], count: 5, timeout: .seconds(10))
             #expect(entries.count == 5)
-            var left: Int?
-            for _ in 0..<100 {
-                left = try await Self.outbox(first)
-                if left == 0 { break }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            #expect(left == 0, "the rows go once journald has taken the records")
+            #expect(try await Self.outboxEmptied(first) == 0, "the rows go once journald has taken the records")
             first.signal(SIGKILL)
             _ = first.waitForExit(timeLimit: .seconds(5))
             let second = try DaemonProcess.start(config: config, socket: first.socketPath, runtime: first.runtimeDirectory)
