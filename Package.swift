@@ -229,6 +229,7 @@ let package = Package(
             dependencies: [
                 "NotifyRouteService", "NotifyRouteHost", "NotifyRouteTesting", "NotifyRouteTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(
             name: "NotifyRouteCLITests",

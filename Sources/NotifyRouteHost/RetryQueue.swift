@@ -85,10 +85,13 @@ public actor RetryQueue {
     /// Where each waiting delivery is kept across a stop (`nil`: in memory only).
     public nonisolated let outbox: Outbox?
     private let logger = Logger(label: "notify-route.retry")
+    /// Where each retry's loop runs, as a child task of whoever runs it.
+    public nonisolated let runtime: RouterRuntime
 
-    public init(policy: Policy = Policy(), outbox: Outbox? = nil) {
+    public init(policy: Policy = Policy(), outbox: Outbox? = nil, runtime: RouterRuntime = RouterRuntime()) {
         self.policy = policy
         self.outbox = outbox
+        self.runtime = runtime
     }
 
     /// Queues every retried failure (``isRetried(_:by:)``) in `report`, to be retried through
@@ -111,7 +114,7 @@ public actor RetryQueue {
             counts[outcome.sink, default: Counts()].waiting += 1
             let deadline = declaration.deadline ?? router.configuration.defaults.deadline ?? .seconds(5)
             let event = report.event
-            Task {
+            runtime.start {
                 await self.retry(event, to: sink, named: outcome.sink, policy: policy, deadline: deadline, lastError: error,
                                  firstFailure: .now, row: kept[index])
             }
@@ -132,7 +135,7 @@ public actor RetryQueue {
         counts[name, default: Counts()].waiting += 1
         let deadline = declaration.deadline ?? router.configuration.defaults.deadline ?? .seconds(5)
         let age = Duration.seconds(max(0, Date().timeIntervalSince(accepted)))
-        Task {
+        runtime.start {
             await self.retry(event, to: sink, named: name, policy: policy, deadline: deadline, lastError: lastError,
                              firstFailure: .now - age, row: row)
         }

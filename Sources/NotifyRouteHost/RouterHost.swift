@@ -40,6 +40,9 @@ public actor RouterHost {
     private let generation = Atomic(0)
     /// Network deliveries that failed and may succeed later.
     public let retries: RetryQueue
+    /// What goes on after a request was answered: retries, each router's own runtime (count
+    /// updates), a replaced router finishing. The daemon runs it for as long as it serves.
+    public nonisolated let runtime = RouterRuntime()
     /// Wakes the daemon's held-summary timer when something new is held, and on reload.
     public nonisolated let summaryWakeup = TimerWakeup()
     private let welcomeBox: Mutex<Welcome>
@@ -86,8 +89,9 @@ public actor RouterHost {
 
     public init(load: @escaping Loader, retryPolicy: RetryQueue.Policy = RetryQueue.Policy(), outbox: Outbox? = nil) throws {
         self.load = load
-        self.retries = RetryQueue(policy: retryPolicy, outbox: outbox)
+        self.retries = RetryQueue(policy: retryPolicy, outbox: outbox, runtime: runtime)
         let router = try load()
+        runtime.start { await router.runtime.run() }
         self.live = Mutex(Live(router: router))
         self.loadedAt = Date()
         self.welcomeBox = Mutex(Self.welcome(for: router))
@@ -118,8 +122,12 @@ public actor RouterHost {
         reloads += 1
         welcomeBox.withLock { $0 = Self.welcome(for: fresh) }
         summaryWakeup.poke()  // the new config's periods and windows
+        runtime.start { await fresh.runtime.run() }
         // What the old router's sinks still hold (banners, queued records) finishes on its own.
-        Task { await old.finish(within: .seconds(5)) }
+        runtime.start {
+            await old.finish(within: .seconds(5))
+            old.runtime.end()
+        }
         return fresh
     }
 
@@ -201,7 +209,7 @@ public actor RouterHost {
             for (index, id) in zip(indices, outbox.accept(deliveries)) { kept[index] = id }
         }
         if retried {
-            Task { [retries, kept] in await retries.schedule(report, router: router, kept: kept) }
+            runtime.start { [retries, kept] in await retries.schedule(report, router: router, kept: kept) }
         }
     }
 

@@ -33,25 +33,38 @@ public final class TimerWakeup: Sendable {
         poke()
     }
 
-    /// Sleeps until poked, or for `duration` (`nil`: until poked).
+    /// Sleeps until poked, or for `duration` (`nil`: until poked), or until the task is cancelled.
     package func wait(upTo duration: Duration?) async {
-        let alarm = duration.map { duration in
-            Task { [weak self] in
-                try? await Task.sleep(for: duration)
-                if !Task.isCancelled { self?.poke() }
-            }
+        guard let duration else { return await waitForPoke() }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: duration) }
+            group.addTask { await self.waitForPoke() }
+            await group.next()
+            group.cancelAll()
         }
-        defer { alarm?.cancel() }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state -> Bool in
-                if state.poked || state.stopped {
-                    state.poked = false
-                    return true
+    }
+
+    private func waitForPoke() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.poked || state.stopped {
+                        state.poked = false
+                        return true
+                    }
+                    // Checked under the lock that the handler below takes: no cancel goes unseen.
+                    if Task.isCancelled { return true }
+                    state.waiter = continuation
+                    return false
                 }
-                state.waiter = continuation
-                return false
+                if resumeNow { continuation.resume() }
             }
-            if resumeNow { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
         }
     }
 }

@@ -59,6 +59,10 @@ final class DaemonConnection: Sendable {
     /// Starts the task that routes what is queued: on the event loop when `loop` is given
     /// (a connection's first request) and no other request is routed there, for that request
     /// only (no thread is woken to route it, none to write its answer); else on the pool.
+    ///
+    /// One of the two unstructured tasks of the library, on purpose: a child of a group could
+    /// not run on the event loop that read the request. The registry owns it instead: it
+    /// counts it, and the daemon waits for ``ConnectionRegistry/drained()`` before it stops.
     func startRouting(with daemon: RouterDaemon, on loop: EventLoopExecutor?) {
         let registry = self.registry
         registry.routingStarted()

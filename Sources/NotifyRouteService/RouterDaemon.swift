@@ -150,26 +150,40 @@ public struct RouterDaemon: Service {
             checkInheritedSocket(fd)
             server = try await bootstrap.withBoundSocket(fd).get()
         }
-        // The history's records go to its spool, one write each, and are folded into history.db
-        // a while after the first of a batch: one transaction for many events. Whoever reads
-        // the history folds the spool first, so the wait delays no reader.
         let memory = host.router.memory
-        let folds = Task {
-            guard let memory, let batches = memory.spoolRecords() else { return }
-            for await _ in batches {
-                let first = ContinuousClock.now
-                repeat {
-                    try? await Task.sleep(for: Self.historyFoldTick)
-                } while !Task.isCancelled && ContinuousClock.now - first < Self.historyFoldDelay
-                    && memory.spooledBytes < Self.historyFoldSoonBytes
-                memory.foldSpooledRecords()
-            }
+        // What goes on after an answer (retries, count updates, history folds) runs as this
+        // task's children, cancelled once the sinks have finished.
+        await withDiscardingTaskGroup { group in
+            group.addTask { await host.runtime.run() }
+            group.addTask { await Self.foldHistory(of: memory) }
+            Systemd.notify("READY=1\nMAINPID=\(getpid())")
+            logger.info("listening", metadata: ["socket": "\(listenerDescription)"])
+            options.onReady()
+            await serve(on: server, connections: connections)
+            group.cancelAll()
         }
-        defer { folds.cancel() }
-        Systemd.notify("READY=1\nMAINPID=\(getpid())")
-        logger.info("listening", metadata: ["socket": "\(listenerDescription)"])
-        options.onReady()
+        memory?.foldSpooledRecords()
+        if case .path(let path) = listener { unlink(path) }
+    }
 
+    /// The history's records go to its spool, one write each, and are folded into history.db
+    /// a while after the first of a batch: one transaction for many events. Whoever reads
+    /// the history folds the spool first, so the wait delays no reader.
+    private static func foldHistory(of memory: RouterMemory?) async {
+        guard let memory, let batches = memory.spoolRecords() else { return }
+        for await _ in batches {
+            let first = ContinuousClock.now
+            repeat {
+                try? await Task.sleep(for: historyFoldTick)
+            } while !Task.isCancelled && ContinuousClock.now - first < historyFoldDelay
+                && memory.spooledBytes < historyFoldSoonBytes
+            memory.foldSpooledRecords()
+        }
+    }
+
+    /// Serves until the listener closes or a graceful shutdown, then lets the connections
+    /// drain and the sinks finish.
+    private func serve(on server: any Channel, connections: ConnectionRegistry) async {
         await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
                 // Ends when the listener is closed: at shutdown, or if it fails.
@@ -198,9 +212,6 @@ public struct RouterDaemon: Service {
             connections.shutDown()
         }
         await finishSinks()
-        folds.cancel()
-        memory?.foldSpooledRecords()
-        if case .path(let path) = listener { unlink(path) }
     }
 
     /// Lets the sinks finish what they hold, within the drain limit. What a sink queued is

@@ -26,6 +26,8 @@ struct RetryQueueTests {
         defer { receiver.stop() }
         let router = try Self.router(posting: receiver.url + "/hook")
         let queue = RetryQueue(policy: .init(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200), maximumAge: .seconds(10)))
+        let running = Task { await queue.runtime.run() }  // the retries' owner, as in `serve`
+        defer { running.cancel() }
         let report = try await router.send(NotificationEvent(title: "Disk full"))
         #expect(report.summary == .failed)
         await queue.schedule(report, router: router)
@@ -43,6 +45,8 @@ struct RetryQueueTests {
         let router = try Self.router(posting: receiver.url + "/hook")
         let queue = RetryQueue(policy: .init(
             initialDelay: .milliseconds(50), maximumDelay: .milliseconds(100), maximumAge: .milliseconds(600), capacity: 1))
+        let running = Task { await queue.runtime.run() }  // the retries' owner, as in `serve`
+        defer { running.cancel() }
         let first = try await router.send(NotificationEvent(title: "One"))
         let second = try await router.send(NotificationEvent(title: "Two"))
         await queue.schedule(first, router: router)
@@ -64,6 +68,8 @@ struct RetryQueueTests {
         defer { receiver.stop() }
         let router = try Self.router(posting: receiver.url + "/hook")
         let queue = RetryQueue(policy: .init(initialDelay: .milliseconds(20)))
+        let running = Task { await queue.runtime.run() }  // the retries' owner, as in `serve`
+        defer { running.cancel() }
         let report = try await router.send(NotificationEvent(title: "Bad"))
         #expect(report.summary == .failed)
         await queue.schedule(report, router: router)

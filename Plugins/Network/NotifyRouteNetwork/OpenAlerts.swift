@@ -70,6 +70,8 @@ final class OpenAlerts: Sendable {
             slots[sink.name] = slot
             return start
         }
+        // Unstructured on purpose: the loop outlives the sink and the router that started it
+        // (a reload keeps the name's alerts alive) and ends by itself once none is open.
         if start { Task { await self.refresh(sink.name) } }
     }
 

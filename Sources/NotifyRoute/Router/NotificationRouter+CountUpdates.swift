@@ -8,12 +8,12 @@ import Logging
 /// Coalesced duplicate-count updates (see ``CountUpdateCoalescer``; ``DedupStage`` hands
 /// it the duplicates): how pending updates go out later.
 extension NotificationRouter {
-    /// Sends the pending update of a key after the flush's delay, in a task of its own:
+    /// Sends the pending update of a key after the flush's delay, in the router's runtime:
     /// the sends that coalesced into it have long returned their reports.
     func schedule(_ flush: CountUpdateCoalescer.Flush) {
-        Task {
+        runtime.start {
             if flush.delay > .zero { try? await Task.sleep(for: flush.delay) }
-            await sendPendingCountUpdate(key: flush.key)
+            await self.sendPendingCountUpdate(key: flush.key)
         }
     }
 

@@ -48,8 +48,9 @@ extension NotificationRouter {
             continuation.finish()
             return merged
         }
-        // The merge needs a task that outlives this call; the stream owns it: ending or
-        // abandoning the stream cancels it, which ends each sink subscription in turn.
+        // The merge needs a task that outlives this call (the other unstructured task of the
+        // library, with the daemon's routing): the stream owns it, and ending or abandoning
+        // the stream cancels it, which ends each sink subscription in turn.
         let pump = Task {
             await withTaskGroup(of: Void.self) { group in
                 for (name, stream) in sources {

@@ -22,6 +22,9 @@ public final class NotificationRouter: Sendable {
     let clock: any RouterClock
     let logger: Logger
     let countUpdates: CountUpdateCoalescer
+    /// What the router goes on doing after a send returned (count updates): run it, or run
+    /// the router in a `NotificationRouterService`, for that work to happen on time.
+    public let runtime = RouterRuntime()
     /// The history, silences and pause, when the router keeps them.
     public let memory: RouterMemory?
     /// Where the shared state lives (`nil`: in this process only), for `status` to say.

@@ -232,10 +232,11 @@ public final class StateBatch: Sendable {
         let number = round.number
         // The timer keeps the batch: what is published after its last holder let go (a
         // request that ends just after the one that committed) is committed by it. Its
-        // thread must return at once: the commit runs in a task of its own.
+        // thread must return at once, and the commit blocks on the disk: a queue's thread, not
+        // the concurrency pool's, runs it.
         DeadlineTimer.shared.schedule(at: Self.slot(within: maximumAge)) { [self] in
             guard self.round.withLock({ $0.number == number && $0.armed }) else { return }
-            Task.detached { self.commit() }
+            DispatchQueue.global().async { self.commit() }
         }
     }
 

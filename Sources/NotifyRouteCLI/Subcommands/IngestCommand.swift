@@ -79,17 +79,22 @@ struct IngestCommand: AsyncParsableCommand {
         let exit = ExitFlush(router, settle: { batch.commit() })
         exit.install()
 
-        await StateBatch.$current.withValue(batch) {
-            for await item in LineReader(fd: STDIN_FILENO) {
-                // After SIGTERM or SIGINT nothing more is read; the signal's own task ends the process.
-                guard exit.beginEvent() else { await exit.parkUntilExit() }
-                defer { exit.endEvent() }
-                await route(item, router: router, sinks: sinks, batch: batch, tally: &tally)
+        // The router's runtime sends a burst's count updates while lines still come; it stops
+        // once the sinks have finished.
+        await withDiscardingTaskGroup { group in
+            group.addTask { await router.runtime.run() }
+            await StateBatch.$current.withValue(batch) {
+                for await item in LineReader(fd: STDIN_FILENO) {
+                    // After SIGTERM or SIGINT nothing more is read; the signal's own task ends the process.
+                    guard exit.beginEvent() else { await exit.parkUntilExit() }
+                    defer { exit.endEvent() }
+                    await route(item, router: router, sinks: sinks, batch: batch, tally: &tally)
+                }
             }
+            batch.commit()
+            tally.dropped = await exit.finish(router, noWait: noWait)
+            group.cancelAll()
         }
-        batch.commit()
-
-        tally.dropped = await exit.finish(router, noWait: noWait)
         if tally.bad > 0 { Console.error("\(tally.bad) of \(tally.lines) lines were bad") }
         if stats { printStats(tally, elapsed: ContinuousClock.now - started) }
         throw exitStatus(tally)
