@@ -311,12 +311,12 @@ struct JournalCLITests {
             #expect(queued >= 10, "most events were reported queued: \(result.standardOutput)")
             if noWait {
                 #expect(!result.standardError.contains("waiting up to"), "\(result.standardError)")
-                #expect(result.standardError.contains("queued record(s) dropped, never written to the journal: --no-wait"), "\(result.standardError)")
+                #expect(result.standardError.contains("queued record(s) dropped, never taken by journald: --no-wait"), "\(result.standardError)")
             } else {
                 #expect(result.duration < .seconds(20), "5 s for the queue, 20 events at most a deadline each")
                 #expect(result.standardError.contains("waiting up to 5s for journald to take \(queued) record(s) queued by sink \"journal\""),
                         "\(result.standardError)")
-                #expect(result.standardError.contains("queued record(s) dropped, never written to the journal: journald did not take them within 5s"),
+                #expect(result.standardError.contains("queued record(s) dropped, never taken by journald: not taken within 5s"),
                         "\(result.standardError)")
             }
             #expect(Self.droppedCount(result.standardError) == queued, "every record reported queued is accounted for: \(result.standardError)")

@@ -228,8 +228,14 @@ public struct JournalSink: NotificationSink {
     /// Records wait for journald (a datagram sent on the caller's thread leaves nothing behind).
     public var hasPendingWork: Bool { writer.hasWaitingRecords }
 
-    /// Records whose receipts said queued, not written yet (``Statistics/queued``).
-    public var queuedCount: Int? { statistics.queued }
+    /// Records whose receipts said queued, not written yet, and those given up at the end.
+    public var queue: SinkQueue? {
+        let statistics = statistics
+        return SinkQueue(capacity: queueSize, queued: statistics.queued, givenUp: statistics.givenUp,
+                         stalledFor: statistics.stalledFor, destination: "journald")
+    }
+
+    public func drainQueue(within limit: Duration) async -> Int { await shutdown(within: limit) }
 
     /// Writes one catalogued record (``JournalCatalog/sinkFailed``) for each sink that
     /// failed in `report` (not for unavailable ones: a missing desktop on a server is not news).

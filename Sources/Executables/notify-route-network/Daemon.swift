@@ -24,10 +24,12 @@ enum Daemon {
         let batch = BatchScheduling.adopt()
         logger.debug("scheduling", metadata: ["SCHED_BATCH": "\(batch) threads moved"])
         let source = try RouterLoader.source(config: arguments.config)
-        let store = RouterLoader.stateStore()
+        let database = RouterLoader.databaseStateStore()
+        let store: any RouterStateStore = database ?? InMemoryStateStore()
         let memory = RouterLoader.memory(keepsOpen: true)
-        // Accepted deliveries outlive the process only where the state lives in a database.
-        let outbox = (store as? SQLiteStateStore).map { Outbox(store: $0) }
+        // Accepted deliveries and the sources' positions outlive the process only where the
+        // state lives in a database.
+        let outbox = database.map { Outbox(store: $0) }
         let host: RouterHost
         do {
             host = try RouterHost(
@@ -83,7 +85,7 @@ enum Daemon {
                 .init(service: timer, successTerminationBehavior: .ignore),
                 .init(service: EscalationTimer(router: { host.router }, logger: logger, delivered: { host.account(for: $0) }),
                       successTerminationBehavior: .ignore),
-                .init(service: SourcesService(host: host, store: store as? SQLiteStateStore, logger: logger), successTerminationBehavior: .ignore),
+                .init(service: SourcesService(host: host, store: database, logger: logger), successTerminationBehavior: .ignore),
             ] + (outbox.map { [.init(service: OutboxService(host: host, outbox: $0, logger: logger), successTerminationBehavior: .ignore)] } ?? []),
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))

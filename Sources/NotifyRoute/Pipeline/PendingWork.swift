@@ -63,14 +63,8 @@ extension NotificationRouter {
 
     /// The state as the store holds it now (dedup windows, held events, inhibitions), for
     /// `status`; `nil` for a store that cannot list it.
-    public func stateSnapshot() -> RouterState? {
-        switch store {
-        case let sqlite as SQLiteStateStore: try? sqlite.snapshot()
-        case let memory as InMemoryStateStore: memory.snapshot
-        default: nil
-        }
-    }
+    public func stateSnapshot() -> RouterState? { store.stateSnapshot() }
 
     /// Whether this store keeps escalations and snoozes at all.
-    private var hasTimers: Bool { store is InMemoryStateStore || store is SQLiteStateStore }
+    private var hasTimers: Bool { store is any PendingTimerStore }
 }

@@ -28,7 +28,7 @@ public final class NotificationRouter: Sendable {
     /// The history, silences and pause, when the router keeps them.
     public let memory: RouterMemory?
     /// Where the shared state lives (`nil`: in this process only), for `status` to say.
-    public var stateDirectory: String? { (store as? SQLiteStateStore)?.directory }
+    public var stateDirectory: String? { store.stateDirectory }
     /// The stages of `send`, and the same with the deliver stage of `--dry-run` and `explain`.
     let pipeline: Pipeline<SinkDeliverStage>, planning: Pipeline<PlanStage>
     /// Set by the process whose clock sends what waits for a time (``keepTime()``).

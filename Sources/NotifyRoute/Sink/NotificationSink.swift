@@ -60,9 +60,37 @@ public protocol NotificationSink: Sendable {
     /// always finished.
     var hasPendingWork: Bool { get }
 
-    /// How many deliveries the sink answered `queued` and has not written yet, for `status`;
-    /// `nil` (the default) for a sink that never queues.
-    var queuedCount: Int? { get }
+    /// The deliveries the sink answered `queued` and has not written yet (a journal sink's
+    /// records waiting for journald); `nil` (the default) for a sink that keeps no queue.
+    var queue: SinkQueue? { get }
+
+    /// Writes what the sink queued, waiting at most `limit` (`.zero`: not at all) and not past
+    /// the task's cancellation, then gives up the rest, counted in ``SinkQueue/givenUp``.
+    /// Returns how many it gave up: each was answered `queued` and reaches nobody. For a
+    /// process about to exit; the default, for a sink with no queue, returns 0 at once.
+    func drainQueue(within limit: Duration) async -> Int
+}
+
+/// A sink's queue as a process that exits reports it (``NotificationSink/queue``).
+public struct SinkQueue: Hashable, Sendable {
+    /// How many deliveries may wait at once (0: the sink queues none now).
+    public var capacity: Int
+    /// Deliveries answered `queued`, not written yet.
+    public var queued: Int
+    /// Deliveries given up by ``NotificationSink/drainQueue(within:)`` since the sink was made.
+    public var givenUp: Int
+    /// How long the destination has taken none, while it takes none.
+    public var stalledFor: Duration?
+    /// Who takes what is queued, as messages name it (`journald`).
+    public var destination: String
+
+    public init(capacity: Int, queued: Int, givenUp: Int, stalledFor: Duration? = nil, destination: String) {
+        self.capacity = capacity
+        self.queued = queued
+        self.givenUp = givenUp
+        self.stalledFor = stalledFor
+        self.destination = destination
+    }
 }
 
 extension NotificationSink {
@@ -78,7 +106,13 @@ extension NotificationSink {
 
     public var hasPendingWork: Bool { true }
 
-    public var queuedCount: Int? { nil }
+    public var queue: SinkQueue? { nil }
+
+    public func drainQueue(within limit: Duration) async -> Int { 0 }
+
+    /// How many deliveries the sink answered `queued` and has not written yet, for `status`;
+    /// `nil` for a sink that keeps no queue.
+    public var queuedCount: Int? { queue?.queued }
 }
 
 /// Everything the router decided for one sink and one event.

@@ -158,15 +158,40 @@ struct SQLiteTimerTable: PendingTimerTable {
     }
 }
 
-extension NotificationRouter {
+/// A state store that keeps escalations and snoozes: both of this module's stores. Internal,
+/// as the timers' types are: a store made elsewhere keeps none.
+protocol PendingTimerStore: RouterStateStore {
     /// Runs `body` on the pending timers in one state transaction.
+    func withTimers<Result: Sendable>(_ body: (any PendingTimerTable) throws -> Result) throws -> Result
+}
+
+extension InMemoryStateStore: PendingTimerStore {
     func withTimers<Result: Sendable>(_ body: (any PendingTimerTable) throws -> Result) throws -> Result {
-        if let memory = store as? InMemoryStateStore { return try memory.timers.with { try body($0) } }
-        return try store.withState { transaction in
-            guard let transaction = transaction as? SQLiteStateStore.Transaction else {
-                throw SQLiteStateStore.Failure(description: "this state store keeps no escalations or snoozes")
-            }
+        try timers.with { try body($0) }
+    }
+}
+
+extension SQLiteStateStore: PendingTimerStore {
+    func withTimers<Result: Sendable>(_ body: (any PendingTimerTable) throws -> Result) throws -> Result {
+        try withState(discardingChanges: false) { transaction in
+            // Its own transaction type: every transaction this store opens is one.
+            guard let transaction = transaction as? Transaction else { throw Failure(description: "no state database") }
             return try body(SQLiteTimerTable(database: transaction.database))
         }
     }
+}
+
+extension NotificationRouter {
+    /// Runs `body` on the pending timers in one state transaction.
+    func withTimers<Result: Sendable>(_ body: (any PendingTimerTable) throws -> Result) throws -> Result {
+        guard let store = store as? any PendingTimerStore else {
+            throw StoreKeepsNoTimers()
+        }
+        return try store.withTimers(body)
+    }
+}
+
+/// What ``NotificationRouter/withTimers(_:)`` throws for a store that keeps no timers.
+struct StoreKeepsNoTimers: Error, CustomStringConvertible {
+    var description: String { "this state store keeps no escalations or snoozes" }
 }

@@ -18,9 +18,20 @@ public protocol RouterStateStore: Sendable {
     func withState<Result: Sendable>(
         discardingChanges: Bool, _ body: (any RouterStateTransaction) throws -> Result
     ) throws -> Result
+
+    /// The whole state as the store holds it now (dedup windows, held events, inhibitions),
+    /// for `status`; `nil` (the default) for a store that cannot list it.
+    func stateSnapshot() -> RouterState?
+
+    /// The directory the state lives in, for `status` to say; `nil` (the default) for a
+    /// store that keeps it in this process only.
+    var stateDirectory: String? { get }
 }
 
 extension RouterStateStore {
+    public func stateSnapshot() -> RouterState? { nil }
+    public var stateDirectory: String? { nil }
+
     /// ``withState(discardingChanges:_:)`` keeping what `body` changed.
     public func withState<Result: Sendable>(_ body: (any RouterStateTransaction) throws -> Result) throws -> Result {
         try withState(discardingChanges: false, body)
@@ -93,6 +104,7 @@ public final class InMemoryStateStore: RouterStateStore {
     }
 
     public var snapshot: RouterState { state.withLock { $0.state } }
+    public func stateSnapshot() -> RouterState? { snapshot }
 
     /// The state itself, changed in place: the mutex is the transaction.
     final class Transaction: RouterStateTransaction {

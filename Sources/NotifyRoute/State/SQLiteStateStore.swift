@@ -95,6 +95,9 @@ public final class SQLiteStateStore: RouterStateStore, StateBatchMember {
 
     /// Everything the database holds, as one value: for tests and tools, not for routing
     /// (it reads every row).
+    public func stateSnapshot() -> RouterState? { try? snapshot() }
+    public var stateDirectory: String? { directory }
+
     public func snapshot() throws -> RouterState {
         try connection.withLock { connection in
             if connection == nil { connection = try open() }

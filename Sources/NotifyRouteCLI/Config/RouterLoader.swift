@@ -130,12 +130,18 @@ package enum RouterLoader {
     /// If it cannot be used, say why and keep delivering: losing dedup is better than
     /// losing the event.
     package static func stateStore() -> any RouterStateStore {
+        databaseStateStore() ?? InMemoryStateStore()
+    }
+
+    /// The state database in the state directory; `nil`, said on stderr, when that directory
+    /// is refused: then dedup and replace hold within this process only.
+    package static func databaseStateStore() -> SQLiteStateStore? {
         do {
             let directory = try stateDirectory(warning: { Console.error("state: \($0)") })
             return SQLiteStateStore(directory: directory, notice: { Console.error("state: \($0)") })
         } catch {
             Console.error("state: \(error.description); dedup and replace hold within this call only")
-            return InMemoryStateStore()
+            return nil
         }
     }
 

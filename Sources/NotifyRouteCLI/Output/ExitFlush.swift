@@ -1,15 +1,14 @@
 import Dispatch
 import Glibc
 import NotifyRoute
-import NotifyRouteJournal
 import Synchronization
 
 /// How a command ends without losing a record it reported as queued, with no unbounded wait.
 ///
-/// - At the end (``finish(_:noWait:)``): the journal sinks get at most
-///   ``JournalSink/shutdownWait`` to write what they queued, and stderr says so while it
-///   waits; whatever journald has not taken by then is given up and reported, with its
-///   count. `--no-wait` gives it up at once, and reports it the same way.
+/// - At the end (``finish(_:noWait:)``): the sinks that keep a queue (``NotificationSink/queue``,
+///   the journal's) get at most ``queueWait`` to write what they queued, and stderr says so
+///   while they wait; whatever their destination has not taken by then is given up and
+///   reported, with its count. `--no-wait` gives it up at once, and reports it the same way.
 /// - On SIGTERM or SIGINT (``install()``): the event being delivered is finished and its
 ///   report printed, the same bounded wait follows, then the process dies of the signal as
 ///   it would have (a second signal stops the wait at once). Nothing is read after the signal.
@@ -18,7 +17,10 @@ import Synchronization
 /// signal never cuts one in half: a report that says "queued" is always printed before
 /// the count of what was given up.
 final class ExitFlush: Sendable {
-    private let journals: [(name: String, sink: JournalSink)]
+    private let queues: [(name: String, sink: any NotificationSink)]
+    /// How long queued deliveries may keep a process that exits: a stopped journald must not
+    /// hold it long, and one that reads at all takes thousands of records a second.
+    static let queueWait = Duration.seconds(5)
 
     private struct State {
         var busy = false
@@ -37,10 +39,10 @@ final class ExitFlush: Sendable {
 
     init(_ router: NotificationRouter, settle: @escaping @Sendable () -> Void = {}) {
         self.settle = settle
-        journals = router.configuration.sinks.compactMap { declaration in
-            (router.sink(named: declaration.name) as? JournalSink).map { (declaration.name, $0) }
+        queues = router.configuration.sinks.compactMap { declaration in
+            router.sink(named: declaration.name).flatMap { sink in sink.queue.map { _ in (declaration.name, sink) } }
         }
-        givenUpBefore = journals.map(\.sink.statistics.givenUp)
+        givenUpBefore = queues.map { $0.sink.queue?.givenUp ?? 0 }
     }
 
     // MARK: Events
@@ -71,31 +73,28 @@ final class ExitFlush: Sendable {
 
     // MARK: The end
 
-    /// The router's sinks finish (a banner's timeout; the journal queues get their bounded
-    /// time, none with `noWait`), then what the queues could not write is reported.
+    /// The queues get their bounded time (none with `noWait`), the router's sinks finish (a
+    /// banner's timeout), then what the queues could not write is reported.
     /// Returns how many queued records were dropped: events a report called queued that
     /// reached no sink after all.
     @discardableResult
     func finish(_ router: NotificationRouter, noWait: Bool) async -> Int {
-        announce(limit: noWait ? nil : JournalSink.shutdownWait)
-        if noWait {
-            for journal in journals { await journal.sink.shutdown(within: .zero) }
-        } else {
-            await router.finish(within: .seconds(3_600))
-        }
-        let dropped = report(noWait ? "--no-wait" : "journald did not take them within \(DurationParser.format(JournalSink.shutdownWait))")
+        announce(limit: noWait ? nil : Self.queueWait)
+        await drainQueues(within: noWait ? .zero : Self.queueWait)
+        if !noWait { await router.finish(within: .seconds(3_600)) }
+        let dropped = report(noWait ? "--no-wait" : "not taken within \(DurationParser.format(Self.queueWait))")
         // A signal came meanwhile: its task ends the process, of that signal.
         if state.withLock({ $0.stopping }) { await parkUntilExit() }
         return dropped
     }
 
     /// SIGTERM and SIGINT end the command through ``stop(_:)`` (unless they were ignored
-    /// when we started), when a journal sink has a queue. Installed before the first event,
+    /// when we started), when a sink keeps a queue. Installed before the first event,
     /// so the terminal sink, which installs its own later, leaves the decision to us.
     func install() {
-        // Only a journal queue holds records a report called queued; with none, the
-        // signals keep their usual effect (the terminal sink restores the screen first).
-        guard journals.contains(where: { $0.sink.queueSize > 0 }) else { return }
+        // Only a queue holds deliveries a report called queued; with none, the signals keep
+        // their usual effect (the terminal sink restores the screen first).
+        guard queues.contains(where: { ($0.sink.queue?.capacity ?? 0) > 0 }) else { return }
         state.withLock { state in
             for signalNumber in [SIGTERM, SIGINT] {
                 // One ignored by whoever started us (a background job's SIGINT) stays ignored.
@@ -133,44 +132,48 @@ final class ExitFlush: Sendable {
         }
         settle()
         let name = signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"
-        announce(limit: JournalSink.shutdownWait, because: name)
-        await withTaskGroup(of: Void.self) { group in
-            for journal in journals { group.addTask { await journal.sink.shutdown(within: JournalSink.shutdownWait) } }
-        }
-        report(Task.isCancelled ? "\(name) twice: stopped waiting" : "\(name), and journald did not take them within \(DurationParser.format(JournalSink.shutdownWait))")
+        announce(limit: Self.queueWait, because: name)
+        await drainQueues(within: Self.queueWait)
+        report(Task.isCancelled ? "\(name) twice: stopped waiting" : "\(name), and not taken within \(DurationParser.format(Self.queueWait))")
         Signals.reraise(signalNumber)
+    }
+
+    /// Every queue drained side by side, each within `limit`.
+    private func drainQueues(within limit: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            for (_, sink) in queues { group.addTask { _ = await sink.drainQueue(within: limit) } }
+        }
     }
 
     /// What the process waits for, when something is queued.
     private func announce(limit: Duration?, because reason: String? = nil) {
-        for journal in journals {
-            let statistics = journal.sink.statistics
-            guard statistics.queued > 0 else { continue }
-            let stalled = statistics.stalledFor.map { "; it has not taken one for \(DurationParser.format($0))" } ?? ""
+        guard let limit else { return }
+        for (name, sink) in queues {
+            guard let queue = sink.queue, queue.queued > 0 else { continue }
+            let stalled = queue.stalledFor.map { "; it has not taken one for \(DurationParser.format($0))" } ?? ""
             let prefix = reason.map { "\($0): " } ?? ""
-            if let limit {
-                Console.error("\(prefix)waiting up to \(DurationParser.format(limit)) for journald to take \(statistics.queued) record(s) queued by sink \"\(journal.name)\"\(stalled)")
-            }
+            Console.error("\(prefix)waiting up to \(DurationParser.format(limit)) for \(queue.destination) to take \(queue.queued) record(s) queued by sink \"\(name)\"\(stalled)")
         }
     }
 
-    /// Once: the records each journal sink gave up since the command started.
+    /// Once: the records each queue gave up since the command started.
     ///
     /// Written under the lock: the end of the command and a signal's stop both report, and
     /// the one that comes second (the signal's, about to re-raise) must not end the process
     /// between the first one's claim and its write.
-    /// Reports, once, what each journal sink gave up; returns the count.
+    /// Reports, once, what each queue gave up; returns the count.
     @discardableResult
     private func report(_ why: String) -> Int {
         state.withLock { state in
             guard !state.reported else { return 0 }
             state.reported = true
             var dropped = 0
-            for (index, journal) in journals.enumerated() {
-                let lost = journal.sink.statistics.givenUp - givenUpBefore[index]
+            for (index, (name, sink)) in queues.enumerated() {
+                guard let queue = sink.queue else { continue }
+                let lost = queue.givenUp - givenUpBefore[index]
                 guard lost > 0 else { continue }
                 dropped += lost
-                Console.error("sink \"\(journal.name)\": \(lost) queued record(s) dropped, never written to the journal: \(why)")
+                Console.error("sink \"\(name)\": \(lost) queued record(s) dropped, never taken by \(queue.destination): \(why)")
             }
             return dropped
         }
