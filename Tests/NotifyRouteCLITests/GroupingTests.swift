@@ -71,6 +71,24 @@ struct GroupingTests {
         #expect(body.count == 11 && body.last == "… and 40 more", "\(body)")
     }
 
+    /// A group speaks with its highest member's level: three critical events give a critical
+    /// notification (urgency 2, shown until dismissed), not one at the default level.
+    @Test func threeCriticalEventsGiveACriticalGroupNotification() throws {
+        let bus = try DBusMockDaemon.start()
+        defer { bus.shutdown() }
+        let daemon = try DaemonProcess.start(config: try Self.config(Self.groupingConfig), environment: bus.environment)
+        defer { daemon.stop() }
+        let environment = daemon.environment.merging(bus.environment) { $1 }
+        let input = (1...3).map { "{\"title\": \"array \($0) degraded\", \"source\": \"raid\", \"level\": \"critical\"}\n" }.joined()
+        let sent = try ProcessRunner.notifyRoute(["ingest", "--json"], environment: environment, input: input)
+        #expect(sent.status == 0, "\(sent.standardError)")
+        let calls = try Self.waitForCalls(bus, within: .seconds(10)) { $0.last?.summary == "raid: 3 failures" }
+        let shown = try #require(calls.last, "\(daemon.log)")
+        #expect(shown.summary == "raid: 3 failures")
+        #expect(shown.hints["urgency"]?.text == "2", "\(shown.hints)")
+        #expect(shown.expireTimeout == 0, "critical stays until dismissed: \(shown.expireTimeout)")
+    }
+
     @Test func aOneShotSendDeliversAtOnceAndSaysGroupingNeedsServe() throws {
         let bus = try DBusMockDaemon.start()
         defer { bus.shutdown() }

@@ -107,7 +107,11 @@ extension NotificationRouter {
         let target = groupTarget(record)
         var event = NotificationEvent(title: record.title, body: record.body, level: record.highest)
         event.source = record.name
-        let routed = RoutedEvent(event, only: nil, tracing: false)
+        var routing = RoutedEvent(event, only: nil, tracing: false)
+        // What the cascade resolves from: the members' highest level, not the default of an
+        // event that skipped the rules stage.
+        routing.subject = pipeline.fanOut.cascade.subject(event, rules: routing.ruleLayer)
+        let routed = routing
         let resolved = pipeline.fanOut.resolve(routed)
         let wave = pipeline.fanOut.run([target], routed, resolved: resolved, failoverFor: [:])
         guard var flow = wave.flows.first else {
