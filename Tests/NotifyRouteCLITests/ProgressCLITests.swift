@@ -17,6 +17,7 @@ import Testing
 
     @Test(arguments: [
         (["--progress", "40", "-r", "copy", "Copying"], 40), (["--progress=0", "t"], 0), (["t", "--progress", "100"], 100),
+        (["--progress", "40%", "t"], 40), (["--progress=100%", "t"], 100),
     ])
     func theFastPathReadsProgressAsArgumentParserDoes(_ arguments: [String], _ progress: Int) throws {
         let fast = try #require(FastSendParser.parse(arguments), "the fast parser should accept \(arguments)")
@@ -24,7 +25,10 @@ import Testing
         #expect(fast == argumentParser(arguments))
     }
 
-    @Test(arguments: [["--progress", "101", "t"], ["--progress", "-1", "t"], ["--progress", "half", "t"], ["--progress=", "t"]])
+    @Test(arguments: [
+        ["--progress", "101", "t"], ["--progress", "-1", "t"], ["--progress", "half", "t"], ["--progress=", "t"], ["--progress", "101%", "t"],
+        ["--progress", "%", "t"], ["--progress", "4%%", "t"],
+    ])
     func whatIsNotAPercentageIsLeftToArgumentParserWhichRefusesIt(_ arguments: [String]) {
         #expect(FastSendParser.parse(arguments) == nil)
         #expect(argumentParser(arguments) == nil)

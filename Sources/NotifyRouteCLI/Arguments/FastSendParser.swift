@@ -94,7 +94,7 @@ enum FastSendParser {
             case .field: flags.fields.append(value)
             case .sink: flags.sinks.append(value)
             case .progress:
-                guard let progress = Int(value) else { return nil }
+                guard let progress = Percent.parse(value) else { return nil }
                 flags.progress = progress
             case .socket: socket = value
             default: return nil

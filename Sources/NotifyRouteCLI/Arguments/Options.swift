@@ -48,9 +48,9 @@ struct EventFlags: ParsableArguments {
     var fields: [String] = []
 
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
-        "How far a task has got, 0 to 100: a bar on the desktop and in the banner; with -r, each send updates one notification.",
+        "How far a task has got, 0 to 100 (40 or 40%): a bar on the desktop and in the banner; with -r, each send updates one notification.",
         valueName: "PERCENT"))
-    var progress: Int?
+    var progress: Percent?
 
     @Option(name: .long, help: ArgumentHelp("Send to this sink only, bypassing routes; repeat for more.", valueName: "NAME"))
     var sink: [String] = []
@@ -60,7 +60,7 @@ struct EventFlags: ParsableArguments {
         EventArguments(
             level: level, timeout: timeout, app: app, source: source, tags: tags, dedupKey: dedupKey,
             replaceKey: replaceKey, icon: icon, category: category, actions: actions, fields: fields, sinks: sink,
-            progress: progress)
+            progress: progress?.value)
     }
 
     func validate() throws {
@@ -70,6 +70,21 @@ struct EventFlags: ParsableArguments {
     /// Sets what these flags say on `event`; fields given here are added to its own.
     func apply(to event: inout NotificationEvent) {
         arguments.apply(to: &event)
+    }
+}
+
+/// `--progress`: a whole number, as people write a percentage too (`40%`).
+struct Percent: ExpressibleByArgument, Sendable {
+    var value: Int
+
+    init?(argument: String) {
+        guard let value = Self.parse(argument) else { return nil }
+        self.value = value
+    }
+
+    /// `40` or `40%`; the range is checked with the other flags (``EventArguments/problem``).
+    static func parse(_ text: String) -> Int? {
+        Int(text.hasSuffix("%") ? String(text.dropLast()) : text)
     }
 }
 
