@@ -38,6 +38,30 @@ import Testing
         return Setup(root: root, config: url)
     }
 
+    /// Every subcommand takes `--config`, as documented: the history's commands read and
+    /// check it like the others (a broken one is exit 78 at file:line:col), and work with a good one.
+    @Test func historyPauseAndSilenceTakeTheConfigOption() throws {
+        let setup = try setup()
+        #expect(try setup.send(["-l", "warning", "Disk full"]).status == 0)
+        let listed = try setup.run(["history", "--config", setup.config.path])
+        #expect(listed.status == 0, "\(listed.standardError)")
+        #expect(listed.standardOutput.contains("Disk full"), "\(listed.standardOutput)")
+        let paused = try setup.run(["pause", "--config", setup.config.path, "--for", "1m"])
+        #expect(paused.status == 0, "\(paused.standardError)")
+        let added = try setup.run(["silence", "add", "--config", setup.config.path, "--for", "1h", "source=backup"])
+        #expect(added.status == 0, "\(added.standardError)")
+        let silences = try setup.run(["silence", "list", "--config", setup.config.path])
+        #expect(silences.status == 0 && silences.standardOutput.contains("source=backup"), "\(silences.standardOutput)\(silences.standardError)")
+
+        let broken = setup.root.appendingPathComponent("broken.yaml")
+        try "sinks: { tty: { kind: terminal } }\nfallback: [tty]\nroutes: [ { to: [tty], dedupe: 1m } ]\n".write(to: broken, atomically: true, encoding: .utf8)
+        for arguments in [["history"], ["pause"], ["silence", "list"]] {
+            let result = try setup.run(arguments + ["--config", broken.path])
+            #expect(result.status == 78, "\(arguments): \(result.standardError)")
+            #expect(result.standardError.contains("broken.yaml:3:"), "\(arguments): \(result.standardError)")
+        }
+    }
+
     func sqlite(_ setup: Setup, _ sql: String) throws -> String {
         let result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [setup.historyPath, sql])
         #expect(result.status == 0, "sqlite3: \(result.standardError)")

@@ -17,6 +17,8 @@ struct HistoryCommand: AsyncParsableCommand {
             Exit codes: 0 printed (perhaps nothing), 64 usage, 78 the history cannot be read.
             """)
 
+    @OptionGroup var global: GlobalOptions
+
     @Option(name: .long, help: ArgumentHelp("Only events of the last DURATION (30s, 10m, 1h, 2d).", valueName: "DURATION"))
     var since: String?
 
@@ -50,7 +52,7 @@ struct HistoryCommand: AsyncParsableCommand {
         words += tags.map { "tag=\($0)" }
         let matcher = try MemoryCommand.matcher(words)
         let since = try since.map { try Date().addingTimeInterval(-MemoryCommand.seconds($0, option: "--since")) }
-        let memory = try MemoryCommand.memory()
+        let memory = try MemoryCommand.memory(global)
         let entries: [HistoryEntry]
         do { entries = try memory.entries(since: since, limit: limit, matching: matcher) } catch {
             Console.error("history: \(error)")
@@ -92,6 +94,14 @@ enum MemoryCommand {
         } catch {
             throw usage("\(option): \(error) (a duration: 30s, 10m, 1h, 2d)")
         }
+    }
+
+    /// ``memory()`` for a command that takes the global options: a `--config` is read and
+    /// checked as every command checks it (exit 78 with its file:line:col), though the
+    /// history's place does not depend on it.
+    static func memory(_ global: GlobalOptions) throws -> RouterMemory {
+        if global.config != nil { _ = try RouterLoader.load(global) }
+        return try memory()
     }
 
     /// The history database of this user; a directory that cannot be used is exit 78.

@@ -18,6 +18,8 @@ struct PauseCommand: AsyncParsableCommand {
             Exit codes: 0 paused, 64 usage, 78 the history cannot be written.
             """)
 
+    @OptionGroup var global: GlobalOptions
+
     @Option(name: .long, help: ArgumentHelp("Hold events below this level (default critical: all but critical).", valueName: "LEVEL"))
     var level: Level = .critical
 
@@ -27,7 +29,7 @@ struct PauseCommand: AsyncParsableCommand {
     func run() async throws {
         let now = Date()
         let until = try duration.map { now.addingTimeInterval(try MemoryCommand.seconds($0, option: "--for")) }
-        do { try MemoryCommand.memory().pause(below: level, until: until, now: now) } catch let code as ExitCode { throw code } catch {
+        do { try MemoryCommand.memory(global).pause(below: level, until: until, now: now) } catch let code as ExitCode { throw code } catch {
             Console.error("pause: \(error)")
             throw ExitStatus.configError
         }

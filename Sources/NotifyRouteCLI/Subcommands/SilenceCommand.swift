@@ -27,6 +27,8 @@ struct SilenceCommand: AsyncParsableCommand {
                 Exit codes: 0 added, 64 a matcher or an option does not parse, 78 the history cannot be written.
                 """)
 
+        @OptionGroup var global: GlobalOptions
+
         @Option(name: .customLong("for"), help: ArgumentHelp("How long it holds (default 1h).", valueName: "DURATION"))
         var duration: String?
 
@@ -52,7 +54,7 @@ struct SilenceCommand: AsyncParsableCommand {
             } else {
                 ends = now.addingTimeInterval(try duration.map { try MemoryCommand.seconds($0, option: "--for") } ?? 3600)
             }
-            let memory = try MemoryCommand.memory()
+            let memory = try MemoryCommand.memory(global)
             do {
                 let silence = try memory.addSilence(matcher, starts: now, ends: ends, comment: comment)
                 Console.out(silence.id)
@@ -84,6 +86,8 @@ struct SilenceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "list", abstract: "List the active silences (with --expired, also those ended in the last day).")
 
+        @OptionGroup var global: GlobalOptions
+
         @Flag(name: .long, help: "One JSON object per line: id, matchers, starts, ends, comment, active.")
         var json = false
 
@@ -93,7 +97,7 @@ struct SilenceCommand: AsyncParsableCommand {
         func run() async throws {
             let now = Date()
             let silences: [Silence]
-            do { silences = try MemoryCommand.memory().silences(now: now) } catch let code as ExitCode { throw code } catch {
+            do { silences = try MemoryCommand.memory(global).silences(now: now) } catch let code as ExitCode { throw code } catch {
                 Console.error("silence list: \(error)")
                 throw ExitStatus.configError
             }
@@ -124,12 +128,14 @@ struct SilenceCommand: AsyncParsableCommand {
             commandName: "expire", abstract: "End a silence now.",
             discussion: "Exit codes: 0 ended, 64 no active silence has this id (or it is an ambiguous prefix).")
 
+        @OptionGroup var global: GlobalOptions
+
         @Argument(help: "The silence's id, as `silence add` printed it (a unique prefix will do).")
         var id: String
 
         func run() async throws {
             let ended: String?
-            do { ended = try MemoryCommand.memory().expireSilence(id, now: Date()) } catch let code as ExitCode { throw code } catch {
+            do { ended = try MemoryCommand.memory(global).expireSilence(id, now: Date()) } catch let code as ExitCode { throw code } catch {
                 Console.error("silence expire: \(error)")
                 throw ExitStatus.configError
             }
