@@ -55,6 +55,22 @@ struct UnattendedTerminalTests {
         }
     }
 
+    /// Under a pause nobody took the event: it is held, and the last resort is held with it
+    /// (said as held, not as "last resort, and journal took it"), in a dry run as in a send.
+    @Test(arguments: [true, false])
+    func underAPauseTheLastResortIsHeldToo(dryRun: Bool) throws {
+        var environment = try Self.environment()
+        environment["XDG_STATE_HOME"] = try TestEnvironment.temporaryDirectory("unattended-state").path
+        let paused = try ProcessRunner.notifyRoute(["pause", "--for", "10m"], environment: environment)
+        #expect(paused.status == 0, "\(paused.standardError)")
+        let result = try ProcessRunner.notifyRoute(
+            ["send", "--json"] + (dryRun ? ["--dry-run"] : []) + ["-l", "warning", "Backup failed"], environment: environment)
+        #expect(result.status == 0, "\(result.standardError)")
+        let terminal = try Self.terminalOutcome(try Self.json(result.standardOutput))
+        #expect(terminal["status"] as? String == "suppressed", "\(terminal)")
+        #expect(terminal["reason"] as? String == "paused", "\(terminal)")
+    }
+
     @Test func stderrNotATerminalAndNoOtherSinkPrintsTheLine() async throws {
         let result = try await PrivateJournal.run(
             TestEnvironment.notifyRouteBinary, ["send", "--json", "-l", "warning", "Backup failed", "rsync exited 23"], socket: .absent,

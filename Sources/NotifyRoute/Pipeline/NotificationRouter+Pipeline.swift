@@ -52,12 +52,13 @@ extension NotificationRouter {
     /// The last-resort sinks' part: a wave of their own when no other sink took the event
     /// (each failed, was unavailable or declined it by its `min_level`, or there was none);
     /// otherwise each stands by, suppressed, naming who took it. A duplicate, a rate limit or
-    /// quiet hours on another sink count as taken: that sink has the event in hand.
+    /// quiet hours on another sink count as taken: that sink has the event in hand. A pause
+    /// does not: it holds the event from everyone, so the last resort faces it too.
     private nonisolated(nonsending) func standBy<Deliver>(_ targets: [RouteTarget], after outcomes: [SinkOutcome], _ event: RoutedEvent,
                          _ resolved: ResolvedEvent, through pipeline: Pipeline<Deliver>) async -> [SinkOutcome] {
         let took = outcomes.filter {
             switch $0.status {
-            case .failed, .unavailable, .suppressed(.belowMinimumLevel): false
+            case .failed, .unavailable, .suppressed(.belowMinimumLevel), .suppressed(.paused): false
             default: true
             }
         }
