@@ -64,7 +64,7 @@ struct AlertmanagerTests {
         let cluster = try AlertmanagerCluster.start(notifying: receiver)
         defer { cluster.stop(); receiver.stop() }
         let host = try Self.host(urls: [cluster.peers[0].url])
-        #expect(try host.send(["-l", "error", "-r", "backup", "Backup failed"]).result.status == 0)
+        #expect(try host.send(["-l", "error", "-r", "backup", "Backup failed", "rsync exited 23"]).result.status == 0)
         try receiver.wait { notifications($0, status: "firing", replaceKey: "backup").count >= 1 }
         #expect(try cluster.alerts(active: true).contains { ($0["labels"] as? [String: String])?["replace_key"] == "backup" })
 
@@ -73,6 +73,10 @@ struct AlertmanagerTests {
         #expect(!(try cluster.alerts(active: true).contains { ($0["labels"] as? [String: String])?["replace_key"] == "backup" }))
         let resolved = try receiver.wait { notifications($0, status: "resolved", replaceKey: "backup").count >= 1 }
         #expect(notifications(resolved, status: "resolved", replaceKey: "backup").count == 1, "\(cluster.logs)")
+        // The resolved alert still says what it was about: its last summary and description.
+        let alert = try #require(notifications(resolved, status: "resolved", replaceKey: "backup").first?["alerts"] as? [[String: Any]])
+            .first { ($0["labels"] as? [String: String])?["replace_key"] == "backup" }
+        #expect(alert?["annotations"] as? [String: String] == ["summary": "Backup failed", "description": "rsync exited 23"], "\(String(describing: alert))")
     }
 
     /// Under `serve`, an open event's alert (sent with a replace key, not closed) is posted

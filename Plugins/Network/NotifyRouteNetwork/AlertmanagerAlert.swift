@@ -107,14 +107,19 @@ struct AlertTemplate: Sendable {
 }
 
 /// What a delivery leaves in the router's state for a later replace or `close`: the labels
-/// (the alert's identity) and when it started, as JSON in the ``SinkHandle``.
+/// (the alert's identity), when it started and its annotations, as JSON in the ``SinkHandle``.
+/// The annotations go with the resolve: Alertmanager shows a resolved alert's last ones, and
+/// a resolve without them tells the receiver nothing of what ended.
 struct AlertHandle: Codable, Hashable, Sendable {
     var labels: [String: String]
     var startsAt: String?
+    /// `nil` in a handle stored before they were kept.
+    var annotations: [String: String]?
 
     init(_ alert: AlertmanagerAlert) {
         labels = alert.labels
         startsAt = alert.startsAt
+        annotations = alert.annotations
     }
 
     var handle: SinkHandle {
@@ -131,6 +136,6 @@ struct AlertHandle: Codable, Hashable, Sendable {
 
     /// The same alert, resolved at `now`.
     func resolved(at now: Date) -> AlertmanagerAlert {
-        AlertmanagerAlert(labels: labels, startsAt: startsAt, endsAt: AlertTemplate.timestamp(now))
+        AlertmanagerAlert(labels: labels, annotations: annotations, startsAt: startsAt, endsAt: AlertTemplate.timestamp(now))
     }
 }
