@@ -95,6 +95,32 @@ struct DesktopCLITests {
         #expect(result.standardOutput == printed + "\n")
     }
 
+    /// A server that never says the notification went away (dbusmock signals nothing by
+    /// itself) does not hold `--wait`: it ends at the timeout and a margin, as expired, with
+    /// a daemon and without one.
+    @Test(arguments: [false, true])
+    func waitEndsAsExpiredWhenTheServerNeverSignals(throughDaemon: Bool) throws {
+        let bus = try DBusMockDaemon.start()
+        defer { bus.shutdown() }
+        let config = try writeConfig(Self.desktopOnly)
+        defer { try? FileManager.default.removeItem(at: config.deletingLastPathComponent()) }
+        var environment = bus.environment
+        var daemon: DaemonProcess?
+        if throughDaemon {
+            daemon = try DaemonProcess.start(config: config, environment: bus.environment)
+            environment.merge(daemon!.environment) { $1 }
+        }
+        defer { daemon?.stop() }
+        let result = try ProcessRunner.notifyRoute(
+            ["send", "--config", config.path, "--json", "-t", "1s", "--wait", "Quiet server"], environment: environment,
+            timeLimit: .seconds(30))
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains(throughDaemon ? "\"via\":\"daemon\"" : "\"via\":\"local\""), "\(result.standardOutput)")
+        #expect(result.standardOutput.hasSuffix("\nexpired\n"), "\(result.standardOutput)")
+        #expect(result.duration >= .seconds(3) && result.duration < .seconds(8), "the 1 s timeout and its 2 s margin: \(result.duration)")
+        #expect(try bus.notifyCalls().count == 1)
+    }
+
     @Test func aHungDaemonFailsOverToTheTerminalWithinASecondAndAHalf() throws {
         let daemon = try DBusMockDaemon.start()
         defer { daemon.shutdown() }

@@ -90,7 +90,8 @@ struct DaemonHandOff {
         }
         show(answer, json: json, text: verbose || (dryRun && !json), textOnStdout: dryRun && !json)
         if wait && !dryRun && answer.summary == DeliveryReport.Summary.delivered.rawValue, let id = answer.id {
-            waitForInteraction(of: id)
+            let timeout = answer.report?["event"]?["timeout"]?.string.flatMap { try? NotificationTimeout(parsing: $0) }
+            waitForInteraction(of: id, within: (timeout ?? .serverDefault).waitLimit)
         }
         return ExitCode(answer.exit ?? ExitStatus.noneDelivered.rawValue)
     }
@@ -176,16 +177,23 @@ struct DaemonHandOff {
         }
     }
 
-    private func waitForInteraction(of id: Int) {
+    /// Prints the first action or dismissal the daemon reports, or `expired` when none came
+    /// within `limit` (``NotificationTimeout/waitLimit``), as the local `--wait` does.
+    private func waitForInteraction(of id: Int, within limit: Duration?) {
+        let end = limit.map { ContinuousClock.now + $0 }
         do {
-            let answer = try client.request({ $0.waitFor = id }, kind: .wait)
+            let answer = try client.request({ $0.waitFor = id }, kind: .wait, within: limit)
             if let interaction = answer.interaction {
                 Console.out(interaction)
             } else {
                 Console.error("--wait: no sink that delivered this event reports actions or dismissal (the desktop sink does, when a notification daemon is running)")
             }
         } catch {
-            Console.error("--wait: the daemon went away before an action or the dismissal: \(error.description)")
+            if let end, ContinuousClock.now >= end {
+                Console.out(DismissReason.expired.rawValue)
+            } else {
+                Console.error("--wait: the daemon went away before an action or the dismissal: \(error.description)")
+            }
         }
     }
 }

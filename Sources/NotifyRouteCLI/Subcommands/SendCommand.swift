@@ -15,7 +15,7 @@ struct SendCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var event: EventOptions
 
-    @Flag(name: .shortAndLong, help: "Wait for an action or the dismissal, and print the action id or the close reason.")
+    @Flag(name: .shortAndLong, help: "Wait for an action or the dismissal, and print the action id or the close reason (expired after the timeout and 2 s when the server says nothing; with -t never, for as long as it takes).")
     var wait = false
 
     @Flag(name: .long, help: "Exit as soon as the event is handed over, without waiting for banners to time out or queues to drain.")
@@ -124,14 +124,18 @@ struct SendRequest: Equatable, Sendable {
         delivered(report)
         let status = dryRun ? ExitStatus.delivered : ExitStatus.forReport(report)
         if wait && !dryRun && report.summary == .delivered {
-            if let (sink, interaction) = await router.firstInteraction(with: report) {
+            switch await Self.firstInteraction(with: report, router: router) {
+            case .interaction(let sink, let interaction):
                 switch interaction {
                 case .actionInvoked(let id): Console.out(id)
                 case .dismissed(let reason): if printsDismissal { Console.out(reason.rawValue) }
                 case .shown: break
                 }
                 if verbose { Console.error("interaction from \(sink)") }
-            } else {
+            case .expired:
+                if printsDismissal { Console.out(DismissReason.expired.rawValue) }
+                if verbose { Console.error("--wait: no sink signalled within the event's timeout and a margin; taken as expired") }
+            case .nothingReports:
                 Console.error("--wait: no sink that delivered this event reports actions or dismissal (the desktop sink does, when a notification daemon is running)")
             }
         }
@@ -154,5 +158,46 @@ enum SinkSelection {
             throw ExitStatus.usage
         }
         return names
+    }
+}
+
+extension SendRequest {
+    enum Waited {
+        case interaction(sink: String, NotificationInteraction)
+        /// Nothing came within the event's timeout and a margin (``NotificationTimeout/waitLimit``).
+        case expired
+        case nothingReports
+    }
+
+    /// The first action or dismissal, waited for no longer than the event's timeout allows:
+    /// a server that expires a notification without saying so must not hold `--wait` forever.
+    static func firstInteraction(with report: DeliveryReport, router: NotificationRouter) async -> Waited {
+        let limit = report.event.timeout.waitLimit
+        return await withTaskGroup(of: Waited?.self) { group in
+            group.addTask {
+                guard let (sink, interaction) = await router.firstInteraction(with: report) else { return .nothingReports }
+                return .interaction(sink: sink, interaction)
+            }
+            if let limit {
+                group.addTask { (try? await Task.sleep(for: limit)) == nil ? nil : .expired }
+            }
+            defer { group.cancelAll() }
+            while let next = await group.next() {
+                if let next { return next }
+            }
+            return .nothingReports
+        }
+    }
+}
+
+extension NotificationTimeout {
+    /// How long `--wait` waits for an action or a dismissal: the timeout and a margin for
+    /// the server to act on it; a server's default at most 30 s; `never`, for as long as it takes.
+    var waitLimit: Duration? {
+        switch self {
+        case .never: nil
+        case .after(let duration): duration + .seconds(2)
+        case .serverDefault: .seconds(30)
+        }
     }
 }
