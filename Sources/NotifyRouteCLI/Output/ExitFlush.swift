@@ -80,8 +80,11 @@ final class ExitFlush: Sendable {
     @discardableResult
     func finish(_ router: NotificationRouter, noWait: Bool) async -> Int {
         announce(limit: noWait ? nil : Self.queueWait)
-        await drainQueues(within: noWait ? .zero : Self.queueWait)
-        if !noWait { await router.finish(within: .seconds(3_600)) }
+        // Side by side, as one wait: a banner's timeout and journald's bounded time overlap.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.drainQueues(within: noWait ? .zero : Self.queueWait) }
+            if !noWait { group.addTask { await router.finish(within: .seconds(3_600)) } }
+        }
         let dropped = report(noWait ? "--no-wait" : "not taken within \(DurationParser.format(Self.queueWait))")
         // A signal came meanwhile: its task ends the process, of that signal.
         if state.withLock({ $0.stopping }) { await parkUntilExit() }
