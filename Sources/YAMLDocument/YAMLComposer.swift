@@ -171,17 +171,22 @@ package struct YAMLComposer: ~Copyable {
     }
 
     /// A key may appear once per mapping. Keys are compared as the strings the config
-    /// reads; the error names every repeated key and sits on the first of them.
+    /// reads; the error names every repeated key with where it first was, and sits on the
+    /// first repetition: the line to delete or rename.
     private func checkDuplicates(_ pairs: [(key: YAMLNode, value: YAMLNode)]) throws(YAMLError) {
         guard pairs.count > 1 else { return }
         var first: [String: YAMLMark] = [:]
-        var repeated: [String: YAMLMark] = [:]
+        var repeated: [YAMLError.DuplicateKey] = []
         for pair in pairs {
             guard case .scalar(let name, _, let mark) = pair.key else { continue }
-            if let earlier = first[name] { repeated[name] = earlier } else { first[name] = mark }
+            if let earlier = first[name] {
+                if !repeated.contains(where: { $0.name == name }) { repeated.append(.init(name: name, first: earlier, again: mark)) }
+            } else {
+                first[name] = mark
+            }
         }
-        guard let smallest = repeated.keys.min() else { return }
-        throw YAMLError(.duplicateKeys(repeated.keys.sorted()), at: .mark(repeated[smallest]!))
+        guard let earliest = repeated.first else { return }
+        throw YAMLError(.duplicateKeys(repeated), at: .mark(earliest.again))
     }
 
     /// The next event, read by `body` before libyaml frees it.
@@ -219,11 +224,25 @@ package struct YAMLError: Error, Hashable, Sendable {
     package enum Problem: Hashable, Sendable {
         /// Not YAML, in libyaml's words or ours (`found undefined alias`).
         case invalid(String)
-        /// Keys that appear more than once in one mapping, sorted; the position is the
-        /// first of them.
-        case duplicateKeys([String])
+        /// Keys that appear more than once in one mapping, in the order they repeat; the
+        /// position is the first repetition.
+        case duplicateKeys([DuplicateKey])
         /// Nested deeper than the composer's `maximumDepth`.
         case tooDeep
+    }
+
+    /// A repeated key of a mapping, and where it first was.
+    package struct DuplicateKey: Hashable, Sendable {
+        package var name: String
+        package var first: YAMLMark
+        /// Where it first repeats.
+        package var again: YAMLMark
+
+        package init(name: String, first: YAMLMark, again: YAMLMark) {
+            self.name = name
+            self.first = first
+            self.again = again
+        }
     }
 
     /// A line and column, or for a text that is not UTF-8 the offset of the bad byte.

@@ -82,10 +82,10 @@ import Testing
         #expect(Self.error("a: 1\nb: \"héllo\u{1}\"\n") == "t.yaml:2:10: invalid YAML: control characters are not allowed")
     }
 
-    @Test func duplicateKeysAreNamedAtTheFirstOfThem() {
-        #expect(Self.error("b: 1\na: 2\nb: 3\na: 4\n") == "t.yaml:2:1: duplicate key \"a\", \"b\" in one mapping; each key may appear once")
+    @Test func duplicateKeysAreReportedWhereTheyRepeatWithWhereTheyFirstWere() {
+        #expect(Self.error("b: 1\na: 2\nb: 3\na: 4\n") == "t.yaml:3:1: duplicate key \"b\" (first at 1:1), \"a\" (first at 2:1) in one mapping; each key may appear once")
         // Compared as the config reads them: the same string, quoted or not.
-        #expect(Self.error("x:\n  yes: 1\n  \"yes\": 2\n") == "t.yaml:2:3: duplicate key \"yes\" in one mapping; each key may appear once")
+        #expect(Self.error("x:\n  yes: 1\n  \"yes\": 2\n") == "t.yaml:3:3: duplicate key \"yes\" (first at 2:3) in one mapping; each key may appear once")
         #expect(Self.error("x: {a: 1}\ny: {a: 2}\n") == nil)
     }
 

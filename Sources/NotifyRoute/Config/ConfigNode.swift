@@ -136,7 +136,7 @@ extension ConfigError {
         case .invalid(let problem):
             self.init("invalid YAML: \(problem)", at: location)
         case .duplicateKeys(let keys):
-            let names = keys.map { "\"\($0)\"" }.joined(separator: ", ")
+            let names = keys.map { "\"\($0.name)\" (first at \($0.first.line):\($0.first.column))" }.joined(separator: ", ")
             self.init("duplicate key \(names) in one mapping; each key may appear once", at: location)
         case .tooDeep:
             self = .tooDeep(at: location)
