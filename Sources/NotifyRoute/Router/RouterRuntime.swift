@@ -49,7 +49,8 @@ public final class RouterRuntime: Sendable {
 
     /// Runs the work started here until the calling task is cancelled; then the work's
     /// tasks are cancelled (a retry keeps its outbox row, a count update goes out at once)
-    /// and awaited before it returns; what was started but not yet begun waits for the next run. One run at a time: a second concurrent call returns at once.
+    /// and awaited before it returns. What was started but not yet begun waits for the next
+    /// run. One run at a time: a second concurrent call returns at once.
     public func run() async {
         let first = state.withLock { state -> Bool in
             guard !state.running else { return false }

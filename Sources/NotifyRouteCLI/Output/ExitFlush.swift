@@ -85,7 +85,7 @@ final class ExitFlush: Sendable {
             group.addTask { await self.drainQueues(within: noWait ? .zero : Self.queueWait) }
             if !noWait { group.addTask { await router.finish(within: .seconds(3_600)) } }
         }
-        let dropped = report(noWait ? "--no-wait" : "not taken within \(DurationParser.format(Self.queueWait))")
+        let dropped = report(noWait ? "--no-wait" : "the \(DurationParser.format(Self.queueWait)) wait ended")
         // A signal came meanwhile: its task ends the process, of that signal.
         if state.withLock({ $0.stopping }) { await parkUntilExit() }
         return dropped
@@ -137,7 +137,7 @@ final class ExitFlush: Sendable {
         let name = signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"
         announce(limit: Self.queueWait, because: name)
         await drainQueues(within: Self.queueWait)
-        report(Task.isCancelled ? "\(name) twice: stopped waiting" : "\(name), and not taken within \(DurationParser.format(Self.queueWait))")
+        report(Task.isCancelled ? "\(name) twice: stopped waiting" : "\(name), and the \(DurationParser.format(Self.queueWait)) wait ended")
         Signals.reraise(signalNumber)
     }
 
