@@ -8,7 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "deb-check: $*" >&2; exit 1; }
-! dpkg-query -W -f='${Status}' notify-route 2>/dev/null | grep -q "install ok" || fail "notify-route is installed already"
+# Output is read whole before it is searched: under pipefail, `cmd | grep -q` fails whenever grep
+# exits on an early match while cmd is still writing (SIGPIPE), so a check passed at random.
+catalog() { SYSTEMD_LOG_LEVEL=err journalctl --list-catalog 2>/dev/null || true; }
+! grep -q "install ok" <<<"$(dpkg-query -W -f='${Status}' notify-route 2>/dev/null)" || fail "notify-route is installed already"
 
 deb=$(make --no-print-directory deb | tail -1)
 [ -f "$deb" ] || fail "make deb made no package ($deb)"
@@ -46,12 +49,12 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ".
 # The default release build, as a distribution ships it: position-independent, the system's
 # libraries shared, stripped.
 for binary in /usr/bin/notify-route /usr/bin/notify-route-network; do
-  readelf -h "$binary" | grep -q "Type: *DYN" || fail "$binary is not a position-independent executable"
+  grep -q "Type: *DYN" <<<"$(readelf -h "$binary")" || fail "$binary is not a position-independent executable"
   libraries=$(ldd "$binary") || fail "ldd $binary failed"
   for library in libsqlite3.so libyaml-0.so libstdc++.so; do
     grep -q "$library" <<<"$libraries" || fail "$binary does not load $library as a shared library"
   done
-  ! readelf -SW "$binary" | grep -qE '\] \.(symtab|debug_info) ' || fail "$binary is not stripped"
+  ! grep -qE '\] \.(symtab|debug_info) ' <<<"$(readelf -SW "$binary")" || fail "$binary is not stripped"
 done
 version=$(/usr/bin/notify-route --version)
 [ "${deb#notify-route_}" != "$deb" ] && [[ $deb == notify-route_${version//-/.}-1_* ]] || fail "--version $version, package $deb"
@@ -62,8 +65,8 @@ output=$(env -i PATH=/usr/bin:/bin HOME="$TMP/home" NO_COLOR=1 /usr/bin/notify-r
   "deb-check" "sent by the installed package" 2>&1) || fail "send failed: $output"
 grep -q "deb-check" <<<"$output" || fail "the terminal sink printed: $output"
 
-man -wa notify-route 2>/dev/null | grep -qx /usr/share/man/man1/notify-route.1.gz || fail "man -wa notify-route: $(man -wa notify-route 2>&1)"
-MANWIDTH=80 man notify-route-network 2>/dev/null | grep -q "^NAME" || fail "man notify-route-network shows no page"
+grep -qx /usr/share/man/man1/notify-route.1.gz <<<"$(man -wa notify-route 2>/dev/null)" || fail "man -wa notify-route: $(man -wa notify-route 2>&1)"
+grep -q "^NAME" <<<"$(MANWIDTH=80 man notify-route-network 2>/dev/null)" || fail "man notify-route-network shows no page"
 # As the user manager loads them; it wants a runtime directory, which root's session may not have.
 mkdir -m 0700 "$TMP/run"
 XDG_RUNTIME_DIR=$TMP/run systemd-analyze verify --user --man=no /usr/lib/systemd/user/notify-route.socket /usr/lib/systemd/user/notify-route.service \
@@ -72,23 +75,23 @@ systemd-analyze verify --system --man=no /usr/lib/systemd/system/notify-route-fa
   fail "systemd-analyze verify of the system failure template failed"
 # systemd's trigger on /usr/lib/systemd/catalog updates the catalog (interest-noawait: dpkg may
 # leave it pending past apt-get's run); any trigger still pending is processed before the check.
-if ! SYSTEMD_LOG_LEVEL=err journalctl --list-catalog 2>/dev/null | grep -q notify-route; then
+if ! grep -q notify-route <<<"$(catalog)"; then
   echo "deb-check: the catalog was not updated by apt-get install; pending triggers: $(dpkg --audit 2>&1 | head -3)" >&2
   dpkg --triggers-only --pending >&2 || true
-  SYSTEMD_LOG_LEVEL=err journalctl --list-catalog 2>/dev/null | grep -q notify-route ||
+  grep -q notify-route <<<"$(catalog)" ||
     { tail -5 "$TMP/apt.log" >&2; fail "the journal catalog was not updated"; }
 fi
 
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq notify-route >/dev/null
 installed=
-! dpkg-query -W -f='${Status}' notify-route 2>/dev/null | grep -q "install ok" || fail "notify-route is still installed"
+! grep -q "install ok" <<<"$(dpkg-query -W -f='${Status}' notify-route 2>/dev/null)" || fail "notify-route is still installed"
 left=$(for file in $files; do [ ! -e "$file" ] || [ -d "$file" ] || echo "$file"; done)
 [ -z "$left" ] || fail "the purge left: $left"
 [ ! -e /usr/share/doc/notify-route ] || fail "the purge left /usr/share/doc/notify-route"
 # A `make install` into /usr/local keeps its own catalog file, which journald reads too.
 others=$(ls /etc/systemd/catalog/*notify-route* /usr/local/lib/systemd/catalog/*notify-route* 2>/dev/null || true)
 if [ -z "$others" ]; then
-  SYSTEMD_LOG_LEVEL=err journalctl --list-catalog 2>/dev/null | grep -q notify-route && fail "the purge left the catalog's entries"
+  grep -q notify-route <<<"$(catalog)" && fail "the purge left the catalog's entries"
 else
   echo "deb-check: note: the catalog check after the purge is skipped: $others defines the same entries" >&2
 fi

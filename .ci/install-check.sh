@@ -31,7 +31,7 @@ for file in "${expected[@]}"; do [ -e "$ROOT/$file" ] || fail "$file was not ins
 
 for name in notify-route notify-route-network; do
   binary=$ROOT/bin/$name
-  readelf -h "$binary" | grep -q "Type: *DYN" || fail "$name is not a position-independent executable"
+  grep -q "Type: *DYN" <<<"$(readelf -h "$binary")" || fail "$name is not a position-independent executable"
   libraries=$(ldd "$binary") || fail "ldd $name failed"
   for library in libsqlite3.so.0 libyaml-0.so.2; do
     grep -q "^[[:space:]]*$library => /" <<<"$libraries" || fail "$name does not load $library: $libraries"
@@ -42,12 +42,12 @@ for name in notify-route notify-route-network; do
   id=$(readelf -n "$binary" | sed -n 's/^ *Build ID: //p')
   debug=$ROOT/lib/debug/.build-id/${id:0:2}/${id:2}.debug
   [ -n "$id" ] && [ -f "$debug" ] || fail "$name's debug file (build ID \"$id\") was not installed"
-  readelf -S -W "$debug" 2>/dev/null | grep -q '\] \.debug_info ' || fail "$debug holds no debug information"
+  grep -q '\] \.debug_info ' <<<"$(readelf -S -W "$debug" 2>/dev/null)" || fail "$debug holds no debug information"
   [ "$(readelf -n "$debug" 2>/dev/null | sed -n 's/^ *Build ID: //p')" = "$id" ] || fail "$debug is another build's"
   expected+=("${debug#"$ROOT/"}")
   if [ "$CONFIGURATION" = release ]; then
     ! grep -q libswiftCore <<<"$libraries" || fail "$name loads the Swift runtime as a shared library"
-    ! readelf -d "$binary" | grep -qE "RPATH|RUNPATH" || fail "$name has a run path"
+    ! grep -qE "RPATH|RUNPATH" <<<"$(readelf -d "$binary")" || fail "$name has a run path"
   fi
 done
 
@@ -74,8 +74,8 @@ for page in "$ROOT"/share/man/man*/*; do
   [ ! -s "$DEST.man-warnings" ] || { cat "$DEST.man-warnings"; fail "man -l $page warned"; }
   grep -q "^NAME" <<<"$rendered" || fail "$page renders without a NAME section"
 done
-MANWIDTH=80 man -l "$ROOT/share/man/man1/notify-route.1" | grep -q "78 *config error" || fail "notify-route(1) lacks the exit codes"
-MANWIDTH=80 man -l "$ROOT/share/man/man5/notify-route.yaml.5" | grep -q "max_entries" || fail "notify-route.yaml(5) lacks the config keys"
+grep -q "78 *config error" <<<"$(MANWIDTH=80 man -l "$ROOT/share/man/man1/notify-route.1")" || fail "notify-route(1) lacks the exit codes"
+grep -q "max_entries" <<<"$(MANWIDTH=80 man -l "$ROOT/share/man/man5/notify-route.yaml.5")" || fail "notify-route.yaml(5) lacks the config keys"
 
 # bash: the script loads and completes the subcommands.
 words=$(bash -c 'source "$1"; COMP_WORDS=(notify-route se); COMP_CWORD=1; COMP_LINE="notify-route se"; COMP_POINT=${#COMP_LINE}
@@ -104,7 +104,7 @@ sed "s|$PREFIX/bin/notify-route|$ROOT/bin/notify-route|" "$ROOT/lib/systemd/syst
 systemd-analyze verify --system --man=no "$DEST/verify/system/notify-route-failure@backup.service.service" ||
   fail "systemd-analyze verify of the system failure template failed"
 journalctl --root="$DEST" --update-catalog 2>/dev/null || true  # the catalog parses:
-SYSTEMD_LOG_LEVEL=err journalctl --root="$DEST" --list-catalog 2>/dev/null | grep -q "notify-route" ||
+grep -q "notify-route" <<<"$(SYSTEMD_LOG_LEVEL=err journalctl --root="$DEST" --list-catalog 2>/dev/null)" ||
   fail "journalctl does not read the installed catalog"
 
 make uninstall DESTDIR="$DEST" PREFIX="$PREFIX" >/dev/null
