@@ -357,6 +357,7 @@ extension DaemonProtocol.Request {
         if let replaceKey { key("replace_key"); JSONWriter.string(replaceKey, into: &line) }
         key("request"); JSONWriter.string(kind.rawValue, into: &line)
         if let sinks { key("sinks"); JSONWriter.strings(sinks, into: &line) }
+        if let terminal { key("terminal"); JSONWriter.string(terminal, into: &line) }
         if wait { key("wait"); line.append(contentsOf: "true".utf8) }
         line.append(contentsOf: [UInt8(ascii: "}"), UInt8(ascii: "\n")])
         return line
@@ -372,6 +373,7 @@ extension DaemonProtocol.Request {
         if dryRun { object["dry_run"] = .bool(true) }
         if let replaceKey { object["replace_key"] = .string(replaceKey) }
         if let waitFor { object["for"] = .number(Double(waitFor)) }
+        if let terminal { object["terminal"] = .string(terminal) }
         return .object(object)
     }
 }

@@ -12,8 +12,8 @@ extension DaemonProtocol.Request {
         var event: NotificationEvent?
         var sinks: [String]?
         var wait, dryRun: Bool?
-        var replaceKey: String?
-        var seen: UInt8 = 0
+        var replaceKey, terminal: String?
+        var seen: UInt16 = 0
         if !reader.take(UInt8(ascii: "}")) {
             repeat {
                 guard let key = reader.rawString(), reader.take(UInt8(ascii: ":")), let member = Self.member(key),
@@ -30,6 +30,9 @@ extension DaemonProtocol.Request {
                 case 4: guard let flag = reader.boolOrNull() else { return nil }; wait = flag
                 case 5: guard let flag = reader.boolOrNull() else { return nil }; dryRun = flag
                 case 6: guard let text = reader.string() else { return nil }; replaceKey = text
+                case 8:
+                    guard let text = reader.string(), !text.isEmpty, text.utf8.count <= DaemonProtocol.maximumTerminalBytes else { return nil }
+                    terminal = text
                 default: guard let number = reader.integerOrNull() else { return nil }; waitFor = number
                 }
             } while reader.take(UInt8(ascii: ","))
@@ -47,6 +50,7 @@ extension DaemonProtocol.Request {
         request.dryRun = dryRun ?? false
         request.replaceKey = replaceKey
         request.waitFor = waitFor
+        request.terminal = terminal
         return request
     }
 
@@ -58,6 +62,7 @@ extension DaemonProtocol.Request {
         case 4: PlainJSONReader.spells(key, "wait") ? 4 : nil
         case 5: PlainJSONReader.spells(key, "event") ? 2 : PlainJSONReader.spells(key, "sinks") ? 3 : nil
         case 7: PlainJSONReader.spells(key, "request") ? 0 : PlainJSONReader.spells(key, "dry_run") ? 5 : nil
+        case 8: PlainJSONReader.spells(key, "terminal") ? 8 : nil
         case 11: PlainJSONReader.spells(key, "replace_key") ? 6 : nil
         default: nil
         }

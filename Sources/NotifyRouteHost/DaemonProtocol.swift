@@ -30,7 +30,9 @@ public enum DaemonProtocol {
     /// connection is closed (a stream cannot be resynchronised mid-line).
     public static let maximumLineBytes = 1 << 20
 
-    public static let requestKeys = ["id", "request", "event", "sinks", "wait", "dry_run", "replace_key", "for"]
+    public static let requestKeys = ["id", "request", "event", "sinks", "wait", "dry_run", "replace_key", "for", "terminal"]
+    /// The longest ``Request/terminal`` path a daemon reads.
+    public static let maximumTerminalBytes = 64
 
     /// What a client may ask.
     public enum Kind: String, CaseIterable, Sendable {
@@ -59,6 +61,9 @@ public enum DaemonProtocol {
         public var dryRun = false
         public var replaceKey: String?
         public var waitFor: Int?
+        /// A send's: the client's terminal (`/dev/pts/3`), for the sinks that draw on the
+        /// caller's terminal (banners). The daemon uses it only when the client has it open.
+        public var terminal: String?
         /// The daemon's: ``event`` as parsed from the request line, which the ingest
         /// decoder reads without the line being parsed again.
         package var eventObject: JSONLine?
@@ -83,7 +88,7 @@ public enum DaemonProtocol {
             guard case .object(let members) = root else { throw ProtocolError("expected a JSON object") }
             // Each member taken in one pass, by key (the parser refused duplicate keys); the
             // event stays as parsed, for the daemon to decode from there (``eventObject``).
-            var kindValue, idValue, event, sinksValue, waitValue, dryRunValue, replaceKeyValue, forValue: JSONLine?
+            var kindValue, idValue, event, sinksValue, waitValue, dryRunValue, replaceKeyValue, forValue, terminalValue: JSONLine?
             var unknownKey = false
             for (key, value) in members {
                 switch key {
@@ -95,6 +100,7 @@ public enum DaemonProtocol {
                 case "dry_run": dryRunValue = dryRunValue ?? value
                 case "replace_key": replaceKeyValue = replaceKeyValue ?? value
                 case "for": forValue = forValue ?? value
+                case "terminal": terminalValue = terminalValue ?? value
                 default: unknownKey = true
                 }
             }
@@ -127,6 +133,11 @@ public enum DaemonProtocol {
                 request.replaceKey = text
             }
             request.waitFor = try integer(forValue, "for", in: line)
+            switch terminalValue {
+            case nil, .null?: break
+            case .string(let path)? where !path.isEmpty && path.utf8.count <= maximumTerminalBytes: request.terminal = path
+            default: throw ProtocolError("\"terminal\": expected a terminal device path of at most \(maximumTerminalBytes) bytes")
+            }
             switch kind {
             case .send where request.eventObject == nil: throw ProtocolError("a send needs an \"event\" object (the ingest schema)")
             case .close where request.replaceKey == nil: throw ProtocolError("a close needs a \"replace_key\"")

@@ -39,11 +39,15 @@ final class DaemonConnection: Sendable {
     private let registry: ConnectionRegistry
 
     /// - Parameter guest: the peer's uid when serve.allow let it in (``RouterDaemon/Session/guest``).
-    init(handler: ConnectionHandler, loop: any EventLoop, registry: ConnectionRegistry, guest: UInt32? = nil) {
+    /// - Parameter peerPID: the peer's process (``RouterDaemon/Session/peerPID``).
+    init(handler: ConnectionHandler, loop: any EventLoop, registry: ConnectionRegistry, guest: UInt32? = nil, peerPID: Int32? = nil) {
         self.handler = NIOLoopBound(handler, eventLoop: loop)
         self.loop = loop
         self.registry = registry
-        state.withLock { $0.session.guest = guest }
+        state.withLock { state in
+            state.session.guest = guest
+            state.session.peerPID = peerPID
+        }
     }
 
     /// Queues a request; true when no task routes this connection's requests now, and the
@@ -217,6 +221,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private let loopExecutor: EventLoopExecutor
     private let refusal: String?
     private let guest: UInt32?
+    private let peerPID: Int32?
     private var connection: DaemonConnection?
     private var context: ChannelHandlerContext?
     /// Requests read and not yet answered, on this loop.
@@ -233,17 +238,19 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     /// - Parameter refusal: why the peer is not served; it is told so, and nothing is read.
     /// - Parameter guest: the peer's uid when serve.allow let it in, not as the owner.
-    init(daemon: RouterDaemon, registry: ConnectionRegistry, loopExecutor: EventLoopExecutor, refusal: String?, guest: UInt32? = nil) {
+    /// - Parameter peerPID: the peer's process, from its socket's credentials.
+    init(daemon: RouterDaemon, registry: ConnectionRegistry, loopExecutor: EventLoopExecutor, refusal: String?, guest: UInt32? = nil, peerPID: Int32? = nil) {
         self.daemon = daemon
         self.registry = registry
         self.loopExecutor = loopExecutor
         self.refusal = refusal
         self.guest = guest
+        self.peerPID = peerPID
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        connection = DaemonConnection(handler: self, loop: context.eventLoop, registry: registry, guest: guest)
+        connection = DaemonConnection(handler: self, loop: context.eventLoop, registry: registry, guest: guest, peerPID: peerPID)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -123,7 +123,7 @@ public struct RouterDaemon: Service {
                     if let peer, refusal == nil {
                         try pipeline.addHandler(GreetingHandler(peerPID: peer.pid, welcome: { [host] in host.welcome }))
                     }
-                    try pipeline.addHandler(ConnectionHandler(daemon: self, registry: connections, loopExecutor: loopExecutor, refusal: refusal, guest: guest))
+                    try pipeline.addHandler(ConnectionHandler(daemon: self, registry: connections, loopExecutor: loopExecutor, refusal: refusal, guest: guest, peerPID: peer?.pid))
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     connections.remove(channel)
@@ -306,6 +306,8 @@ public struct RouterDaemon: Service {
         /// The peer's uid when serve.allow let it in rather than being the daemon's owner:
         /// it may send, and close and wait for what it sent, nothing else.
         var guest: UInt32?
+        /// The peer's process, whose terminal a send may name (``CallerTerminal``).
+        var peerPID: Int32?
     }
 
     /// An answer line, and the commit it waits for before it is written.
@@ -337,7 +339,7 @@ public struct RouterDaemon: Service {
             // How many more requests the reading of an earlier one still covers, this one included.
             let covered = noControls.flatMap { $0.count > 0 && $0.router === router ? $0.count : nil }
             let ((sent, report, controls), committed) = await writes.route(queued: queuedBehind > 0 && !request.wait) {
-                await send(request, through: router, controls: covered == nil ? nil : Controls.none, guest: session.guest)
+                await send(request, through: router, controls: covered == nil ? nil : Controls.none, guest: session.guest, peerPID: session.peerPID)
             }
             if let covered {
                 session.noControls = (router, covered - 1)
@@ -441,7 +443,7 @@ public struct RouterDaemon: Service {
     /// - Parameter known: the controls to route with, read for an earlier request; `nil`:
     ///   read them now (and release a pause that ended).
     private nonisolated(nonsending) func send(
-        _ request: DaemonProtocol.Request, through router: NotificationRouter, controls known: Controls?, guest: UInt32?
+        _ request: DaemonProtocol.Request, through router: NotificationRouter, controls known: Controls?, guest: UInt32?, peerPID: Int32?
     ) async -> (DaemonProtocol.Answer, DeliveryReport?, Controls?) {
         var event: NotificationEvent
         do {
@@ -476,15 +478,31 @@ public struct RouterDaemon: Service {
             controls = await router.releaseEndedPauseReadingControls()
         }
         let report: DeliveryReport
+        // A guest's terminal is never drawn on: it is another user's.
+        let terminal = guest == nil ? request.terminal.flatMap { CallerTerminal.checked($0, heldBy: peerPID) } : nil
         do {
-            report = request.dryRun
-                ? try await router.dryRun(event, only: request.sinks) : try await router.send(event, only: request.sinks, controls: controls)
-        } catch {
+            if let terminal {
+                report = try await SinkCaller.$terminal.withValue(terminal) {
+                    try await Self.route(event, request, through: router, controls: controls)
+                }
+            } else {
+                report = try await Self.route(event, request, through: router, controls: controls)
+            }
+        } catch let error as EventError {
             return (.failure("bad event: \(error.description)", exit: 65, id: request.id), nil, nil)
+        } catch {
+            return (.failure("bad event: \(error)", exit: 65, id: request.id), nil, nil)
         }
         var answer = DaemonProtocol.Answer(id: request.id)
         fill(&answer, with: report, dryRun: request.dryRun)
         return (answer, report, controls)
+    }
+
+    private static nonisolated(nonsending) func route(
+        _ event: NotificationEvent, _ request: DaemonProtocol.Request, through router: NotificationRouter, controls: Controls?
+    ) async throws(EventError) -> DeliveryReport {
+        request.dryRun
+            ? try await router.dryRun(event, only: request.sinks) : try await router.send(event, only: request.sinks, controls: controls)
     }
 
     private func fill(_ answer: inout DaemonProtocol.Answer, with report: DeliveryReport, dryRun: Bool) {

@@ -60,12 +60,16 @@ final class BannerPresenter: TerminalClaim {
     let settings: Settings
     private let queue = DispatchQueue(label: "notify-route.terminal.banner")
     private let state = Mutex(State())
-    private let handlePrefix = "banner-\(getpid())-"
+    /// Unique among the presenters of this process too: a daemon has one per terminal, and
+    /// a replace must never reach another terminal's banner.
+    private let handlePrefix: String
     /// This sink's name among the sinks of this process in a ``BannerLedger``.
-    private let slot = BannerLedger.claimSlot()
+    private let slot: Int
 
     init(settings: Settings) {
         self.settings = settings
+        slot = BannerLedger.claimSlot()
+        handlePrefix = "banner-\(getpid())-\(slot)-"
     }
 
     deinit {
@@ -142,15 +146,22 @@ final class BannerPresenter: TerminalClaim {
     /// Shown, dismissed (expired or closed) for every banner from now on.
     func interactions() -> AsyncStream<SinkInteraction> {
         let (stream, continuation) = AsyncStream.makeStream(of: SinkInteraction.self, bufferingPolicy: .bufferingNewest(64))
-        let id = state.withLock { state in
-            state.nextListener += 1
-            state.listeners[state.nextListener] = continuation
-            return state.nextListener
-        }
+        let id = addListener(continuation)
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.listeners.removeValue(forKey: id) }
         }
         return stream
+    }
+
+    /// Yields every interaction from now on to `continuation` as well (whose stream's
+    /// owner ends it).
+    @discardableResult
+    func addListener(_ continuation: AsyncStream<SinkInteraction>.Continuation) -> Int {
+        state.withLock { state in
+            state.nextListener += 1
+            state.listeners[state.nextListener] = continuation
+            return state.nextListener
+        }
     }
 
     // MARK: TerminalClaim

@@ -94,6 +94,9 @@ public struct TerminalSink: NotificationSink {
     private let environment: [String: String]
     private let writer: TerminalWriter
     private let presenter: BannerPresenter?
+    /// A banner with no terminal draws a line instead; not in a daemon, whose lines would go
+    /// to its own stderr (``CallerTerminalSink``).
+    var drawsLineWithoutTerminal = true
 
     /// - Parameters:
     ///   - device: a terminal device for banners (`/dev/pts/3`); `nil` for `/dev/tty`.
@@ -145,6 +148,11 @@ public struct TerminalSink: NotificationSink {
                     "without a terminal to write on (cron, a service): print anyway, or only when no other sink took the event"),
         ]
     ) { options in
+        try TerminalSink(options: options)
+    }
+
+    /// The sink a config's options describe; the error names the option at fault.
+    public init(options: SinkOptions) throws {
         func choice<T: RawRepresentable & CaseIterable>(_ key: String, _ type: T.Type, default value: T) throws -> T
         where T.RawValue == String {
             try options.choice(key, from: T.allCases.map(\.rawValue)).flatMap(T.init(rawValue:)) ?? value
@@ -153,7 +161,7 @@ public struct TerminalSink: NotificationSink {
         if let device, !device.hasPrefix("/") {
             throw options.error("device must be an absolute path to a terminal (for example /dev/pts/3), not \"\(device)\"", at: "device")
         }
-        return TerminalSink(
+        self.init(
             output: try choice("output", Output.self, default: .standardError),
             color: try choice("color", ColorMode.self, default: .auto),
             style: try choice("style", Style.self, default: .line),
@@ -215,6 +223,7 @@ public struct TerminalSink: NotificationSink {
                 return try await presenter.present(
                     BannerContent(delivery.event, count: count), timeout: Self.bannerTimeout(delivery.event), intent: delivery.intent)
             } catch let error as TerminalDevice.Unusable {
+                guard drawsLineWithoutTerminal else { throw SinkError(.unavailable, error.description) }
                 return try await deliverLine(delivery, via: fallbackWriter, note: "\(error.description): banner drawn as a line on \(fallbackWriter.output.rawValue)")
             }
         }
@@ -237,6 +246,16 @@ public struct TerminalSink: NotificationSink {
 
     /// A banner shows or waits (the line style leaves nothing behind a delivery).
     public var hasPendingWork: Bool { presenter?.isBusy ?? false }
+
+    /// Takes every banner down now, as at the process's end.
+    func takeDownBanners() {
+        presenter?.restoreForExit(within: TerminalRestoration.restoreWaitLimit, wakeWaiters: true)
+    }
+
+    /// Sends this sink's interactions to `continuation` too.
+    func forwardInteractions(to continuation: AsyncStream<SinkInteraction>.Continuation) {
+        presenter?.addListener(continuation)
+    }
 
     // MARK: -
 

@@ -161,19 +161,20 @@ extension RouterDaemon.Rendering {
 }
 
 extension BuiltinPlugins {
-    /// The daemon's plugins: a terminal sink draws on the terminal of the process that
-    /// routes the event, and a daemon has none, so there it is unavailable and says why;
-    /// a route's failover then applies as for any unavailable sink.
+    /// The daemon's plugins. A banner is drawn on the terminal of the client that sent the
+    /// event (``CallerTerminalSink``), or on the terminal the config names. A line goes to
+    /// the output of the process that routes the event, and the daemon's is not the
+    /// client's: there a line sink is unavailable and says why, and the client draws it.
     static var daemonRegistry: SinkRegistry {
-        let terminal = SinkPlugin(kind: TerminalSink.plugin.kind, summary: TerminalSink.plugin.summary, options: TerminalSink.plugin.options) { _ in
-            NoTerminalSink()
+        let terminal = SinkPlugin(kind: TerminalSink.plugin.kind, summary: TerminalSink.plugin.summary, options: TerminalSink.plugin.options) { options in
+            try TerminalSink.routingForOthers(options: options) ?? NoTerminalSink()
         }
         return try! SinkRegistry(all.map { $0.kind == terminal.kind ? terminal : $0 })
     }
 }
 
 struct NoTerminalSink: NotificationSink {
-    static let reason = "a terminal sink draws on the terminal of the command that routes the event, and the daemon has none"
+    static let reason = "a terminal line is written by the command that routes the event, and the daemon is not it"
 
     var capabilities: SinkCapabilities { SinkCapabilities() }
 

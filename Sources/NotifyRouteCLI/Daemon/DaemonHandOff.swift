@@ -102,8 +102,19 @@ struct DaemonHandOff {
         request.notification = event
         request.sinks = sinks.isEmpty ? nil : sinks
         request.dryRun = dryRun
+        request.terminal = terminal
         return request
     }
+
+    /// This process's terminal, on which the daemon draws the banners of its sends:
+    /// stderr's, the terminal a command typed in a shell sits at. `nil` when stderr is not a
+    /// terminal; a banner then falls back to this process, as without a daemon.
+    static let terminal: String? = {
+        guard isatty(STDERR_FILENO) == 1 else { return nil }
+        var name = [CChar](repeating: 0, count: DaemonProtocol.maximumTerminalBytes + 1)
+        guard ttyname_r(STDERR_FILENO, &name, name.count) == 0 else { return nil }
+        return String(cString: name)
+    }()
 
     /// What became of one event of `run` or `ingest` handed to the daemon.
     enum Routed {
