@@ -50,6 +50,7 @@ func fuzzRequest(_ bytes: UnsafeRawBufferPointer) {
 private func same(_ one: DaemonProtocol.Request, _ other: DaemonProtocol.Request) -> Bool {
     one.kind == other.kind && one.id == other.id && one.sinks == other.sinks && one.wait == other.wait
         && one.dryRun == other.dryRun && one.replaceKey == other.replaceKey && one.waitFor == other.waitFor
+        && one.terminal == other.terminal
 }
 
 private func inRange(_ request: DaemonProtocol.Request) {
