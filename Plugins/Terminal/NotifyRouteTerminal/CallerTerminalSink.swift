@@ -2,57 +2,75 @@ import Glibc
 import NotifyRoute
 import Synchronization
 
-/// The banner sink of a process that routes other processes' events (`notify-route
-/// serve`): each banner is drawn on the terminal of the client that sent it
-/// (``SinkCaller/terminal``), with one banner presenter per terminal. A replace key
-/// thus replaces the banner on the terminal it was sent from, and its timer starts
-/// again, as within one process; banners on other terminals are never touched. The
-/// client returns at once: the daemon keeps the banner and its timer.
+/// The terminal sink of a process that routes other processes' events (`notify-route
+/// serve`): it draws on the terminal of the client that sent the event
+/// (``SinkCaller/terminal``), never on the daemon's own output.
 ///
-/// Without a caller's terminal (a client with no terminal, a guest of `serve.allow`,
-/// a delivery made later by a timer) the sink is unavailable and says why: a daemon's
-/// own stderr is no place for a line.
+/// Banners get one presenter per terminal. A replace key thus replaces the banner on the
+/// terminal it was sent from, and its timer starts again, as within one process; banners
+/// on other terminals are never touched. The client returns at once: the daemon keeps
+/// the banner and its timer. A line (`output: stderr` or `tty`) is written to the
+/// client's terminal, which is its stderr.
+///
+/// Without a caller's terminal (a client whose stderr is not a terminal, a guest of
+/// `serve.allow`, a delivery made later by a timer), and for lines on `stdout`, the sink
+/// is unavailable and says why; it is ``SinkCapabilities/drawnByCaller``, so a client
+/// whose event no other sink took draws it itself.
 public struct CallerTerminalSink: NotificationSink {
     /// The most terminals with presenters at once; an idle one makes way for a new one.
     static let terminalLimit = 64
 
     private let template: TerminalSink
-    private let banners: Banners
+    private let terminals: Terminals
 
     /// - Parameter template: the configured banner sink whose options each terminal's
     ///   presenter takes.
     public init(_ template: TerminalSink) {
-        precondition(template.style == .banner, "only banners are drawn on a caller's terminal")
         self.template = template
-        banners = Banners()
+        terminals = Terminals()
     }
 
     public var capabilities: SinkCapabilities {
-        SinkCapabilities(
+        guard template.style == .banner else {
+            return SinkCapabilities(maxTitleLength: 200, maxBodyLength: 1_000, deliversInline: true, drawnByCaller: true)
+        }
+        return SinkCapabilities(
             canReplace: true, canClose: true, supportsActions: true, reportsInteractions: true,
-            maxTitleLength: 200, maxBodyLength: 1_000)
+            maxTitleLength: 200, maxBodyLength: 1_000, drawnByCaller: true)
+    }
+
+    /// Where this delivery is drawn, or why not here.
+    private var callerTerminal: Result<String, SinkError> {
+        if template.style == .line && template.output == .standardOutput {
+            return .failure(SinkError(.unavailable, Self.notHere))
+        }
+        guard let terminal = SinkCaller.terminal else { return .failure(SinkError(.unavailable, Self.noTerminal)) }
+        return .success(terminal)
     }
 
     public func availability() async -> SinkAvailability {
-        guard let terminal = SinkCaller.terminal else { return .unavailable(reason: Self.noTerminal) }
-        guard let device = try? TerminalDevice.open(terminal) else {
-            return .unavailable(reason: "cannot open the caller's terminal \(terminal)")
+        switch callerTerminal {
+        case .failure(let error): return .unavailable(reason: error.message)
+        case .success(let terminal):
+            guard let device = try? TerminalDevice.open(terminal) else {
+                return .unavailable(reason: "cannot open the caller's terminal \(terminal)")
+            }
+            device.close()
+            return .available
         }
-        device.close()
-        return .available
     }
 
     public func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
-        guard let terminal = SinkCaller.terminal else { throw SinkError(.unavailable, Self.noTerminal) }
-        guard let sink = banners.sink(for: terminal, like: template) else {
-            throw SinkError(.unavailable, "banners show on \(Self.terminalLimit) terminals already", isRetryable: false)
+        let terminal = try callerTerminal.get()
+        guard let sink = terminals.sink(for: terminal, like: template) else {
+            throw SinkError(.unavailable, "banners show on \(Self.terminalLimit) terminals already")
         }
         return try await sink.deliver(delivery)
     }
 
     /// Closes the banner wherever it shows: a handle names its presenter.
     public func close(_ request: SinkCloseRequest) async throws -> SinkReceipt {
-        for sink in banners.all {
+        for sink in terminals.all {
             let receipt = try await sink.close(request)
             if receipt.notes.isEmpty { return receipt }
         }
@@ -60,18 +78,19 @@ public struct CallerTerminalSink: NotificationSink {
     }
 
     public func interactions() -> AsyncStream<SinkInteraction>? {
-        banners.interactions()
+        terminals.interactions()
     }
 
     /// Takes the banners down: a stopping daemon (or a replaced router) waits for no timeout.
     public func finish() async {
-        banners.endAll()
+        terminals.endAll()
     }
 
-    static let noTerminal = "a banner is drawn on the terminal of the command that sent the event, and this one has none the daemon may draw on"
+    static let noTerminal = "drawn on the terminal of the command that sent the event, and it has none the daemon may draw on"
+    static let notHere = "a line on stdout is written by the command that sent the event"
 
-    /// The presenters, by terminal device path, and the streams that want their interactions.
-    private final class Banners: Sendable {
+    /// A sink per terminal device path, and the streams that want their interactions.
+    private final class Terminals: Sendable {
         private struct State {
             var sinks: [String: TerminalSink] = [:]
             var listeners: [AsyncStream<SinkInteraction>.Continuation] = []
@@ -89,9 +108,10 @@ public struct CallerTerminalSink: NotificationSink {
                     guard let idle = state.sinks.first(where: { !$0.value.hasPendingWork })?.key else { return nil }
                     state.sinks[idle] = nil
                 }
+                // A line goes to the caller's stderr, which is this terminal.
                 var sink = TerminalSink(
-                    output: template.output, color: template.color, style: .banner, policy: template.policy,
-                    compact: template.compact, device: terminal, environment: [:])
+                    output: template.style == .line ? .controllingTerminal : template.output, color: template.color,
+                    style: template.style, policy: template.policy, compact: template.compact, device: terminal, environment: [:])
                 sink.drawsLineWithoutTerminal = false
                 for listener in state.listeners { sink.forwardInteractions(to: listener) }
                 state.sinks[terminal] = sink
@@ -124,12 +144,14 @@ public struct CallerTerminalSink: NotificationSink {
 
 extension TerminalSink {
     /// The sink that a process routing other processes' events (`notify-route serve`)
-    /// makes of a terminal sink's options: banners on the caller's terminal, or on the
-    /// terminal the config names; `nil` for the line style, whose output is the caller's.
-    public static func routingForOthers(options: SinkOptions) throws -> (any NotificationSink)? {
+    /// makes of a terminal sink's options: drawn on the caller's terminal
+    /// (``CallerTerminalSink``), or for a banner on the terminal the config names.
+    public static func routingForOthers(options: SinkOptions) throws -> any NotificationSink {
         var sink = try TerminalSink(options: options)
-        guard sink.style == .banner else { return nil }
-        guard sink.device != nil else { return CallerTerminalSink(sink) }
+        // What goes to the terminal the config names is drawn there whoever sends.
+        guard sink.device != nil, sink.style == .banner || sink.output == .controllingTerminal else {
+            return CallerTerminalSink(sink)
+        }
         sink.drawsLineWithoutTerminal = false
         return sink
     }

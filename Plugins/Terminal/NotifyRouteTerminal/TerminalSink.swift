@@ -37,7 +37,8 @@ import NotifyRoute
 /// Options in config: `style` (`line`, `banner`), `output` (`stderr`, `stdout`, `tty`:
 /// the line style's output, and where a banner's fallback line goes), `color` (`auto`,
 /// `always`, `never`), and for banners `policy` (`one-at-a-time`, `queue`), `compact`
-/// (`auto`, `always`, `never`) and `device` (a terminal device path; default `/dev/tty`),
+/// (`auto`, `always`, `never`) and `device` (a terminal device path for banners and for
+/// lines with `output: tty`; default `/dev/tty`),
 /// and `unattended` (`print`, `last-resort`): with `last-resort`, when there is no terminal
 /// to write on (cron, a systemd service), the line is written only when no other sink took
 /// the event, as the embedded default config does.
@@ -99,7 +100,8 @@ public struct TerminalSink: NotificationSink {
     var drawsLineWithoutTerminal = true
 
     /// - Parameters:
-    ///   - device: a terminal device for banners (`/dev/pts/3`); `nil` for `/dev/tty`.
+    ///   - device: a terminal device for banners and `output: tty` lines (`/dev/pts/3`);
+    ///     `nil` for `/dev/tty`.
     ///   - unattended: what to do without a terminal to write on (a line style whose output is
     ///     not a terminal; a banner without a terminal whose fallback line would not go to one).
     ///   - environment: read for `NO_COLOR`, `TERM` and `COLORTERM`.
@@ -117,7 +119,7 @@ public struct TerminalSink: NotificationSink {
         self.device = device
         self.unattended = unattended
         self.environment = environment
-        self.writer = TerminalWriter(output: output)
+        self.writer = TerminalWriter(output: output, device: style == .line ? device : nil)
         standsBy = unattended == .lastResort && !Self.hasTerminal(style: style, output: output, device: device)
         self.presenter = style == .banner
             ? BannerPresenter(settings: .init(
@@ -142,7 +144,7 @@ public struct TerminalSink: NotificationSink {
             .option("compact", .choice(CompactMode.allCases.map(\.rawValue)), default: .value(CompactMode.auto.rawValue),
                     example: "always", "a one-row banner (`auto`: under 60 columns or 10 rows)"),
             .option("device", .string, default: .implicit("the controlling terminal"), example: "/dev/pts/3",
-                    "the terminal a banner is drawn on (an absolute path)"),
+                    "the terminal a banner, or a line with `output: tty`, is drawn on (an absolute path)"),
             .option("unattended", .choice(UnattendedMode.allCases.map(\.rawValue)), default: .value(UnattendedMode.print.rawValue),
                     example: "last-resort",
                     "without a terminal to write on (cron, a service): print anyway, or only when no other sink took the event"),
@@ -196,7 +198,7 @@ public struct TerminalSink: NotificationSink {
         case .standardError: return isatty(STDERR_FILENO) == 1
         case .standardOutput: return isatty(STDOUT_FILENO) == 1
         case .controllingTerminal:
-            let fd = Glibc.open(TerminalDevice.controllingTerminal, O_WRONLY | O_NOCTTY | O_CLOEXEC)
+            let fd = Glibc.open(style == .line ? device ?? TerminalDevice.controllingTerminal : TerminalDevice.controllingTerminal, O_WRONLY | O_NOCTTY | O_CLOEXEC)
             guard fd >= 0 else { return false }
             Glibc.close(fd)
             return true

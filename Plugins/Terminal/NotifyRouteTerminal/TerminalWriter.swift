@@ -7,17 +7,21 @@ import Synchronization
 /// full pty buffer) blocks only this writer's own queue, never the router.
 final class TerminalWriter: Sendable {
     let output: TerminalSink.Output
+    /// The terminal `output: tty` writes to: `/dev/tty`, the controlling terminal, unless
+    /// the sink names one (`device`, or the caller's in a daemon).
+    let terminal: String
     private let queue = DispatchQueue(label: "notify-route.terminal")
 
-    init(output: TerminalSink.Output) {
+    init(output: TerminalSink.Output, device: String? = nil) {
         self.output = output
+        self.terminal = device ?? TerminalDevice.controllingTerminal
     }
 
     func availability() -> SinkAvailability {
         switch output {
         case .controllingTerminal:
-            let fd = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
-            guard fd >= 0 else { return .unavailable(reason: "no controlling terminal (/dev/tty: \(String(cString: strerror(errno))))") }
+            let fd = open(terminal, O_WRONLY | O_NOCTTY | O_CLOEXEC)
+            guard fd >= 0 else { return .unavailable(reason: Self.cannotOpen(terminal)) }
             close(fd)
             return .available
         case .standardError, .standardOutput:
@@ -45,18 +49,18 @@ final class TerminalWriter: Sendable {
     /// Writes `text`, answering by `deadline` whatever the output does: a line the output
     /// has not taken by then stays queued here and the delivery times out.
     func write(_ text: String, deadline: ContinuousClock.Instant? = nil) async throws {
-        let output = output
+        let (output, terminal) = (output, terminal)
         // A file, pipe or socket with room for the line takes it at once: written here, it
         // starts no thread (Dispatch's pool starts several for its first job).
         if Self.takesWithoutBlocking(output, count: text.utf8.count) {
-            return try Self.writeAll(text, to: output)
+            return try Self.writeAll(text, to: output, terminal: terminal)
         }
         let answer = OneAnswer()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             answer.wait(continuation)
             queue.async {
                 do {
-                    try Self.writeAll(text, to: output)
+                    try Self.writeAll(text, to: output, terminal: terminal)
                     answer.give(.success(()))
                 } catch {
                     answer.give(.failure(error))
@@ -86,17 +90,21 @@ final class TerminalWriter: Sendable {
         return poll(&entry, 1, 0) == 1 && entry.revents & Int16(POLLOUT) != 0 && entry.revents & Int16(POLLERR | POLLHUP | POLLNVAL) == 0
     }
 
-    private static func writeAll(_ text: String, to output: TerminalSink.Output) throws {
+    private static func cannotOpen(_ terminal: String) -> String {
+        let reason = String(cString: strerror(errno))
+        return terminal == TerminalDevice.controllingTerminal
+            ? "no controlling terminal (\(terminal): \(reason))" : "cannot open \(terminal): \(reason)"
+    }
+
+    private static func writeAll(_ text: String, to output: TerminalSink.Output, terminal: String) throws {
         let fd: Int32
         var opened = false
         switch output {
         case .standardError: fd = STDERR_FILENO
         case .standardOutput: fd = STDOUT_FILENO
         case .controllingTerminal:
-            fd = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
-            guard fd >= 0 else {
-                throw SinkError(.unavailable, "no controlling terminal (/dev/tty: \(String(cString: strerror(errno))))")
-            }
+            fd = open(terminal, O_WRONLY | O_NOCTTY | O_CLOEXEC)
+            guard fd >= 0 else { throw SinkError(.unavailable, cannotOpen(terminal)) }
             opened = true
         }
         defer { if opened { close(fd) } }

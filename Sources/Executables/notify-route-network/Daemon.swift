@@ -161,26 +161,12 @@ extension RouterDaemon.Rendering {
 }
 
 extension BuiltinPlugins {
-    /// The daemon's plugins. A banner is drawn on the terminal of the client that sent the
-    /// event (``CallerTerminalSink``), or on the terminal the config names. A line goes to
-    /// the output of the process that routes the event, and the daemon's is not the
-    /// client's: there a line sink is unavailable and says why, and the client draws it.
+    /// The daemon's plugins: a terminal sink draws on the terminal of the client that sent
+    /// the event (``CallerTerminalSink``), never on the daemon's own output.
     static var daemonRegistry: SinkRegistry {
         let terminal = SinkPlugin(kind: TerminalSink.plugin.kind, summary: TerminalSink.plugin.summary, options: TerminalSink.plugin.options) { options in
-            try TerminalSink.routingForOthers(options: options) ?? NoTerminalSink()
+            try TerminalSink.routingForOthers(options: options)
         }
         return try! SinkRegistry(all.map { $0.kind == terminal.kind ? terminal : $0 })
-    }
-}
-
-struct NoTerminalSink: NotificationSink {
-    static let reason = "a terminal line is written by the command that routes the event, and the daemon is not it"
-
-    var capabilities: SinkCapabilities { SinkCapabilities() }
-
-    func availability() async -> SinkAvailability { .unavailable(reason: Self.reason) }
-
-    func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
-        throw SinkError(.unavailable, Self.reason)
     }
 }

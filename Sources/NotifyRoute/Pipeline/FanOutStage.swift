@@ -40,7 +40,8 @@ struct FanOutStage: Sendable {
                 continue
             }
             wave.outcomes.append(SinkOutcome(sink: target.sinkName, kind: instance.declaration.kind, status: .delivered,
-                                             route: target.label, failoverFor: failoverLabel, notes: notes))
+                                             route: target.label, failoverFor: failoverLabel, notes: notes,
+                                             drawnByCaller: capabilities.drawnByCaller))
             assert(copy.dedupKey == resolved.dedupKey && copy.replaceKey == resolved.replaceKey)
             wave.flows.append(SinkFlow(
                 index: index, target: target, instance: instance, capabilities: capabilities, event: copy,

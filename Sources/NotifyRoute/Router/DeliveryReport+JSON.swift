@@ -52,7 +52,7 @@ struct EventJSON: Encodable {
 extension SinkOutcome: Encodable {
     private enum Keys: String, CodingKey {
         case sink, kind, status, route, reason, error, retryable, count, handle, previousHandle = "previous_handle"
-        case failoverFor = "failover_for", notes, durationMS = "duration_ms"
+        case failoverFor = "failover_for", notes, durationMS = "duration_ms", drawnByCaller = "caller_draws"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -61,6 +61,7 @@ extension SinkOutcome: Encodable {
         try container.encode(kind, forKey: .kind)
         try container.encode(status.name, forKey: .status)
         try container.encode(route, forKey: .route)
+        if drawnByCaller { try container.encode(true, forKey: .drawnByCaller) }
         switch status {
         case .delivered: break
         case .replaced(let previous): try container.encode(previous.value, forKey: .previousHandle)
@@ -175,6 +176,10 @@ extension SinkOutcome {
             }
         }
         writer.object { writer in
+            if drawnByCaller {
+                writer.key("caller_draws")
+                writer.bool(true)
+            }
             writer.member("count", count)
             writer.key("duration_ms")
             writer.thousandths(duration.roundedMicroseconds)

@@ -108,11 +108,14 @@ public struct SinkOutcome: Sendable {
     public var failoverFor: String?
     public var notes: [String]
     public var duration: Duration
+    /// The sink's ``SinkCapabilities/drawnByCaller``: only the process that asked can show it.
+    public var drawnByCaller: Bool
 
     public init(
         sink: String, kind: String, status: Status, handle: SinkHandle? = nil, route: String,
-        failoverFor: String? = nil, notes: [String] = [], duration: Duration = .zero
+        failoverFor: String? = nil, notes: [String] = [], duration: Duration = .zero, drawnByCaller: Bool = false
     ) {
+        self.drawnByCaller = drawnByCaller
         self.sink = sink
         self.kind = kind
         self.status = status

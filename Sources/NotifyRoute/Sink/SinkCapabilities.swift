@@ -39,13 +39,20 @@ public struct SinkCapabilities: Hashable, Sendable {
     /// itself: such a sink must keep ``SinkDelivery/deadline`` on its own, as the network,
     /// journal and exec sinks do. Read once, when the router is made.
     public var worthRetrying: Bool
+    /// Only the process that asked for the delivery can show what this sink makes: a
+    /// terminal line on the asker's stderr, when the daemon routes another process's event.
+    /// Such a sink is then unavailable in the router with the reason, its outcome says so
+    /// (``SinkOutcome/drawnByCaller``, `caller_draws` in JSON), and the asking process
+    /// draws the event itself when no other sink took it.
+    public var drawnByCaller: Bool
 
     public init(
         canReplace: Bool = false, canClose: Bool = false, supportsActions: Bool = false,
         supportsMarkup: Bool = false, reportsInteractions: Bool = false,
         maxTitleLength: Int? = nil, maxBodyLength: Int? = nil, deliversInline: Bool = false, lastResort: Bool = false,
-        worthRetrying: Bool = false
+        worthRetrying: Bool = false, drawnByCaller: Bool = false
     ) {
+        self.drawnByCaller = drawnByCaller
         self.deliversInline = deliversInline
         self.lastResort = lastResort
         self.worthRetrying = worthRetrying

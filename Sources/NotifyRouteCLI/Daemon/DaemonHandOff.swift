@@ -50,15 +50,16 @@ struct DaemonHandOff {
         return nil
     }
 
-    /// The daemon delivered nothing, and a terminal sink, which only this process can
-    /// draw, was among the sinks: routing here then gives what a local send would,
-    /// without showing anything twice.
-    private static func terminalCouldDeliver(_ answer: DaemonProtocol.Answer) -> Bool {
+    /// The daemon delivered nothing, and a sink that only this process can draw
+    /// (``SinkCapabilities/drawnByCaller``: a terminal line on this stderr, a banner with no
+    /// terminal the daemon may draw on) was among the sinks: routing here then gives what a
+    /// local send would, without showing anything twice.
+    private static func callerCouldDeliver(_ answer: DaemonProtocol.Answer) -> Bool {
         guard let summary = answer.summary,
               summary == DeliveryReport.Summary.noSinkAvailable.rawValue || summary == DeliveryReport.Summary.failed.rawValue,
               case .array(let sinks)? = answer.report?["sinks"]
         else { return false }
-        return sinks.contains { $0["kind"]?.string == "terminal" && $0["status"]?.string == "unavailable" }
+        return sinks.contains { $0["caller_draws"] == .bool(true) && $0["status"]?.string == "unavailable" }
     }
 
     /// The daemon's own test (``GreetingHandler``) of a named config: the same file, however named.
@@ -84,8 +85,8 @@ struct DaemonHandOff {
             Console.error(error)
             return ExitCode(answer.exit ?? ExitStatus.usage.rawValue)
         }
-        if Self.terminalCouldDeliver(answer) {
-            if verbose { Console.error("daemon: no sink delivered, and a terminal sink can here; routing here") }
+        if Self.callerCouldDeliver(answer) {
+            if verbose { Console.error("daemon: no sink delivered, and one that only this process can draw may; routing here") }
             return nil
         }
         show(answer, json: json, text: verbose || (dryRun && !json), textOnStdout: dryRun && !json)
@@ -106,11 +107,15 @@ struct DaemonHandOff {
         return request
     }
 
-    /// This process's terminal, on which the daemon draws the banners of its sends:
-    /// stderr's, the terminal a command typed in a shell sits at. `nil` when stderr is not a
-    /// terminal; a banner then falls back to this process, as without a daemon.
+    /// This process's terminal, on which the daemon draws the banners and lines of its
+    /// sends: stderr's, the terminal a command typed in a shell sits at. `nil` when stderr is
+    /// not a terminal, or when `NO_COLOR` or `TERM=dumb` asks for what the daemon cannot
+    /// see; a terminal sink is then this process's to draw, which it does when no other
+    /// sink took the event (``callerCouldDeliver(_:)``).
     static let terminal: String? = {
         guard isatty(STDERR_FILENO) == 1 else { return nil }
+        if let noColor = getenv("NO_COLOR"), noColor.pointee != 0 { return nil }
+        if let term = getenv("TERM"), String(cString: term) == "dumb" { return nil }
         var name = [CChar](repeating: 0, count: DaemonProtocol.maximumTerminalBytes + 1)
         guard ttyname_r(STDERR_FILENO, &name, name.count) == 0 else { return nil }
         return String(cString: name)
@@ -120,8 +125,8 @@ struct DaemonHandOff {
     enum Routed {
         /// The daemon's answer: its report, text, problems and exit code.
         case answered(DaemonProtocol.Answer)
-        /// Only a terminal sink, which only this process can draw, could have shown it:
-        /// route this one event here.
+        /// Only a sink that this process alone can draw could have shown it
+        /// (``SinkCapabilities/drawnByCaller``): route this one event here.
         case routeHere
         /// The daemon went away (said why on stderr): route this event and the rest here.
         case gone
@@ -135,7 +140,7 @@ struct DaemonHandOff {
                 $0.notification = event
                 $0.sinks = sinks.isEmpty ? nil : sinks
             }, kind: .send, within: client.routingLimit)
-            return Self.terminalCouldDeliver(answer) ? .routeHere : .answered(answer)
+            return Self.callerCouldDeliver(answer) ? .routeHere : .answered(answer)
         } catch {
             Console.error("daemon: \(error.description); routing here")
             return .gone

@@ -2,11 +2,11 @@ import Foundation
 import NotifyRouteTestSupport
 import Testing
 
-/// Banners of sends handed to a real `notify-route serve`: the daemon draws each on the
-/// terminal the send was typed at and keeps it there, so the send returns at once and a
-/// replace key replaces across sends as within one process.
+/// Terminal sinks of sends handed to a real `notify-route serve`: the daemon draws banners
+/// and lines on the terminal the send was typed at and keeps a banner there, so the send
+/// returns at once and a replace key replaces across sends as within one process.
 extension BannerTerminalTests {
-@Suite struct BannerDaemonTests {
+@Suite struct DaemonTerminalTests {
     /// The daemon's client environment, for a pane's script to source (`$D/daemon.env`).
     private static func start(_ fixture: BannerFixture, sink: String = "{ kind: terminal, style: banner }") throws -> DaemonProcess {
         let daemon = try DaemonProcess.start(config: URL(fileURLWithPath: try fixture.config(sink)))
@@ -114,6 +114,33 @@ extension BannerTerminalTests {
         usleep(300_000)
         #expect(try session.capture(attributes: true) == before)
         #expect(try session.scrollRegion() == (0, 23))
+    }
+
+    @Test func aLineIsWrittenOnTheSendersTerminalAndAPipedSendWritesItsOwn() throws {
+        let fixture = try BannerFixture()
+        let daemon = try Self.start(fixture, sink: "{ kind: terminal }")
+        defer { daemon.stop() }
+        let session = try TmuxSession(command: try fixture.script("""
+            . "$D/daemon.env"
+            read go
+            "$B" send --json -l warning Disk 'nearly full' > "$D/tty.json"; echo $? > "$D/tty"
+            "$B" send --json Piped 'to a file' > "$D/piped.json" 2> "$D/piped.err"; echo $? > "$D/piped"
+            """, sink: "{ kind: terminal }"))
+        try session.waitForScreen { $0.contains("line 5") }
+        try session.sendKeys("Enter")
+        #expect(fixture.waitForFile("tty") == "0")
+        #expect(fixture.waitForFile("piped") == "0")
+        // Drawn by the daemon on the terminal the send was typed at, which is its stderr.
+        let drawn = try String(contentsOf: fixture.url("tty.json"), encoding: .utf8)
+        #expect(drawn.contains(#""via":"daemon""#) && drawn.contains(#"{"caller_draws":true,"#)
+            && drawn.contains(#""sink":"tty","status":"delivered""#), "\(drawn)")
+        let rows = try session.waitForScreen { $0.contains("Disk") }.rows
+        #expect(rows.contains("⚠ warning  Disk: nearly full"), "\(rows)")
+        // stderr is a file: the daemon may not draw it, and the send writes it there itself.
+        let piped = try String(contentsOf: fixture.url("piped.json"), encoding: .utf8)
+        #expect(piped.contains(#""via":"local""#), "\(piped)")
+        #expect(fixture.waitForFile("piped.err") == "[info] Piped: to a file")
+        #expect(!(try session.capture()).contains("Piped"))
     }
 
     /// Writes `lines` to the daemon's socket and returns what it answered to the last.
