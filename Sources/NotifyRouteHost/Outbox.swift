@@ -42,13 +42,13 @@ public final class Outbox: Sendable {
         var frozen = false
     }
 
-    private let store: SQLiteStateStore
+    private let store: any OutboxStore
     private let watermarks = Mutex(Watermarks())
     private let logger: Logger
     /// Poked when a queued row is added, for whoever calls ``settle(with:)``.
     public let wakeup = TimerWakeup()
 
-    public init(store: SQLiteStateStore, logger: Logger = Logger(label: "notify-route.outbox")) {
+    package init(store: any OutboxStore, logger: Logger = Logger(label: "notify-route.outbox")) {
         self.store = store
         self.logger = logger
     }

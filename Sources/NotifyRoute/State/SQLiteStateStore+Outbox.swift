@@ -15,7 +15,18 @@ package struct OutboxRow: Sendable {
     package var event: String
 }
 
-extension SQLiteStateStore {
+/// Where the daemon's outbox keeps what it accepted and has not delivered: a table in
+/// the state database, written in the transaction that accepts it.
+package protocol OutboxStore: Sendable {
+    func addOutboxRows(_ rows: [(sink: String, state: String, event: String)], accepted: Date) throws -> [Int64]
+    func setOutboxState(_ state: String, ids: [Int64]) throws
+    func removeOutboxRows(_ ids: [Int64]) throws
+    func removeQueuedOutboxRows(sink: String, through id: Int64) throws
+    func outboxRows() throws -> [OutboxRow]
+    func outboxCount() throws -> Int
+}
+
+extension SQLiteStateStore: OutboxStore {
     /// Adds rows for deliveries just accepted, in one transaction; returns their ids in order.
     package func addOutboxRows(_ rows: [(sink: String, state: String, event: String)], accepted: Date) throws -> [Int64] {
         try withStateTables { database throws(SQLiteDatabase.Failure) in

@@ -4,7 +4,18 @@ import FoundationEssentials
 import Foundation
 #endif
 
-extension SQLiteStateStore {
+/// Where the daemon's sources keep how far they read and which units they saw failed.
+package protocol SourcePositionStore: Sendable {
+    func sourceCursor(_ source: String) throws -> String?
+    func saveSourceCursor(_ cursor: String, for source: String) throws
+    func failedUnits(_ source: String) throws -> Set<String>
+    func setUnit(_ unit: String, failed: Bool, source: String) throws
+}
+
+/// The daemon's own tables beside the router's state: its outbox and its sources' positions.
+package typealias DaemonStateStore = OutboxStore & SourcePositionStore & RouterStateStore
+
+extension SQLiteStateStore: SourcePositionStore {
     /// Where a journal source stopped reading: the cursor of the last record it handled.
     package func sourceCursor(_ source: String) throws -> String? {
         try withStateTables { database throws(SQLiteDatabase.Failure) in

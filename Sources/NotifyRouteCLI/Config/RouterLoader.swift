@@ -135,7 +135,7 @@ package enum RouterLoader {
 
     /// The state database in the state directory; `nil`, said on stderr, when that directory
     /// is refused: then dedup and replace hold within this process only.
-    package static func databaseStateStore() -> SQLiteStateStore? {
+    package static func databaseStateStore() -> (any DaemonStateStore)? {
         do {
             let directory = try stateDirectory(warning: { Console.error("state: \($0)") })
             return SQLiteStateStore(directory: directory, notice: { Console.error("state: \($0)") })

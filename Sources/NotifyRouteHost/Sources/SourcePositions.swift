@@ -4,10 +4,10 @@ import Synchronization
 /// Where each source stopped reading and which units it reported failed: in the state
 /// database when the daemon has one (so a restart goes on where it stopped), else in memory.
 package final class SourcePositions: Sendable {
-    private let store: SQLiteStateStore?
+    private let store: (any SourcePositionStore)?
     private let memory = Mutex<(cursors: [String: String], failed: [String: Set<String>])>(([:], [:]))
 
-    package init(store: SQLiteStateStore?) {
+    package init(store: (any SourcePositionStore)?) {
         self.store = store
     }
 

@@ -22,7 +22,7 @@ public struct SourcesService: Service {
 
     /// - Parameter store: where each source keeps its place in the journal; `nil` keeps it in
     ///   memory (a restart then starts at the end of the journal again).
-    public init(host: RouterHost, store: SQLiteStateStore?, logger: Logger) {
+    package init(host: RouterHost, store: (any SourcePositionStore)?, logger: Logger) {
         self.host = host
         self.positions = SourcePositions(store: store)
         self.logger = logger
