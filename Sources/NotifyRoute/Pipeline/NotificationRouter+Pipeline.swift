@@ -45,7 +45,12 @@ extension NotificationRouter {
         }
         let report = DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
                                     outcomes: outcomes, notes: routed.notes)
-        if pipeline.deliver.keepsState { pipeline.record.remember(routed, report, now: clock.now()) }
+        if pipeline.deliver.keepsState {
+            pipeline.record.remember(routed, report, now: clock.now())
+            if outcomes.contains(where: { if case .failed = $0.status { true } else { false } }) {
+                await noteFailures(report)
+            }
+        }
         return report
     }
 

@@ -25,6 +25,8 @@ public final class NotificationRouter: Sendable {
     /// What the router goes on doing after a send returned (count updates): run it, or run
     /// the router in a `NotificationRouterService`, for that work to happen on time.
     public let runtime = RouterRuntime()
+    /// Where failed deliveries are recorded (``recordFailures(with:)``).
+    let failureLog = Mutex<SinkFailureLog?>(nil)
     /// The history, silences and pause, when the router keeps them.
     public let memory: RouterMemory?
     /// Where the shared state lives (`nil`: in this process only), for `status` to say.

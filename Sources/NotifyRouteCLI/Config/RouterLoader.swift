@@ -8,6 +8,7 @@ import Logging
 import NotifyRoute
 import NotifyRouteExec
 import NotifyRouteHost
+import NotifyRouteJournal
 import Synchronization
 import Glibc
 import Dispatch
@@ -94,8 +95,19 @@ package enum RouterLoader {
         let (registry, discovered) = PluginDiscovery.registry(for: node, adding: plugins, path: ProcessEnvironment.value("PATH"))
         let configuration = try configuration(node, origin: source.origin, registry: registry)
         try checkTrust(configuration, source: source, discovered: discovered)
-        return try NotificationRouter(configuration: configuration, registry: registry, store: store, clock: clock(), memory: memory)
+        let router = try NotificationRouter(configuration: configuration, registry: registry, store: store, clock: clock(), memory: memory)
+        router.recordFailures(with: failureLog)
+        return router
     }
+
+    /// The catalogued journal record of a failing sink (``JournalCatalog/sinkFailed``), once
+    /// per sink and five minutes across the user's notify-route processes, so that
+    /// `journalctl -x` explains a sink that fails.
+    static let failureLog = SinkFailureLog(directory: try? stateDirectory()) { report in
+        await failureJournal.recordFailures(in: report, deadline: .now + .milliseconds(200))
+    }
+
+    private static let failureJournal = JournalSink(identifier: "notify-route", name: "failures")
 
     /// The config file `source` came from, read again (`serve`'s reload); the embedded
     /// config is what it was.
