@@ -336,6 +336,40 @@ import Testing
         #expect(result.standardError.isEmpty)  // nothing was sent
     }
 
+    /// The event line shows the rules' values; a sink whose route or own declaration sets a
+    /// timeout, app or icon over them says what it gets.
+    @Test func explainShowsTheValuesEachSinkGets() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        let config = directory.appendingPathComponent("c.yaml")
+        try """
+            defaults: { timeout: 5s }
+            sinks:
+              tty: { kind: terminal, timeout: 2s }
+              log: { kind: terminal, output: stdout, app: logger }
+              plain: { kind: terminal }
+            routes:
+              - to: [tty, log, plain]
+                set: { timeout: 9s, icon: dialog-warning }
+              - to: [plain]
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let result = try ProcessRunner.notifyRoute(["explain", "--config", config.path, "-l", "warning", "Disk"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let expected = """
+              app notify-route, source (none), timeout 5s, tags (none)
+            """
+        #expect(result.standardOutput.contains(expected), "\(result.standardOutput)")
+        let sinks = """
+            sinks:
+              tty (terminal) via route 1: would show
+                  as delivered here: timeout 2s, icon dialog-warning
+              log (terminal) via route 1: would show
+                  as delivered here: timeout 9s, app logger, icon dialog-warning
+              plain (terminal) via route 1: would show
+                  as delivered here: timeout 9s, icon dialog-warning
+            """
+        #expect(result.standardOutput.contains(sinks), "\(result.standardOutput)")
+    }
+
     @Test func sinksListsKindsAndAvailability() throws {
         let result = try ProcessRunner.notifyRoute(["sinks", "--json"], environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
         #expect(result.status == 0)

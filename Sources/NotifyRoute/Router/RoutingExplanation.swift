@@ -25,6 +25,9 @@ public struct RoutingExplanation: Sendable, CustomStringConvertible {
     public var notes: [String]
     /// What each sink would do, as a report of `planned`/`suppressed`/`unavailable` outcomes.
     public var plannedReport: DeliveryReport
+    /// The event as a sink gets it, by sink name, where its route or the sink itself sets a
+    /// value of the cascade (timeout, app, icon, category) over ``event``'s.
+    public var asDelivered: [String: ResolvedEvent] = [:]
 
     public var description: String {
         var lines: [String] = []
@@ -52,9 +55,22 @@ public struct RoutingExplanation: Sendable, CustomStringConvertible {
             var line = "  \(outcome.sink) (\(outcome.kind)) via \(outcome.route): \(outcome.status)"
             if let failoverFor = outcome.failoverFor { line += " [failover for \(failoverFor)]" }
             lines.append(line)
+            if let delivered = asDelivered[outcome.sink], let changes = Self.changes(from: event, to: delivered) {
+                lines.append("      as delivered here: \(changes)")
+            }
             lines.append(contentsOf: outcome.notes.map { "      \($0)" })
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The values a route or sink layer changed, as `timeout 2s, app backupd`; `nil` when none.
+    static func changes(from event: ResolvedEvent, to delivered: ResolvedEvent) -> String? {
+        var changes: [String] = []
+        if delivered.timeout != event.timeout { changes.append("timeout \(delivered.timeout)") }
+        if delivered.app != event.app { changes.append("app \(delivered.app)") }
+        if delivered.icon != event.icon { changes.append("icon \(delivered.icon ?? "(none)")") }
+        if delivered.category != event.category { changes.append("category \(delivered.category ?? "(none)")") }
+        return changes.isEmpty ? nil : changes.joined(separator: ", ")
     }
 }
 
@@ -68,7 +84,22 @@ extension NotificationRouter {
             rules: routed.ruleTraces.map { .init(label: $0.label, matched: $0.matched, reasons: $0.reasons, detail: $0.detail) },
             routes: routed.routeTraces.map { .init(label: $0.label, matched: $0.matched, reasons: $0.reasons, detail: $0.detail) },
             droppedBy: routed.droppedBy, fallbackUsed: routed.matchedRoutes == ["fallback"], notes: routed.notes,
-            plannedReport: report)
+            plannedReport: report, asDelivered: asDelivered(routed, report))
+    }
+
+    /// Each sink's event where its route or itself lays values over the cascade, as the
+    /// fan-out resolves it (``FanOutStage``), failover sinks under the route they stand in for.
+    private func asDelivered(_ routed: RoutedEvent, _ report: DeliveryReport) -> [String: ResolvedEvent] {
+        var events: [String: ResolvedEvent] = [:]
+        for outcome in report.outcomes where events[outcome.sink] == nil {
+            guard let instance = instances[outcome.sink] else { continue }
+            let route = routed.targets.first { $0.sinkName == outcome.sink }?.route
+                ?? route(labelled: outcome.route)
+            guard Cascade.layers(route: route?.effects, sink: instance.declaration) else { continue }
+            events[outcome.sink] = pipeline.fanOut.cascade.resolve(
+                routed.explicit, rules: routed.ruleLayer, subject: routed.subject, route: route?.effects, sink: instance.declaration)
+        }
+        return events
     }
 
     /// `--dry-run`: the report `send` would give, from the current state and each sink's
