@@ -7,9 +7,7 @@ import Glibc
 enum CallerTerminal {
     /// `path` when it passes; `nil` otherwise (the terminal's sinks then say they have none).
     static func checked(_ path: String, heldBy pid: Int32?) -> String? {
-        guard let pid, pid > 0, path.hasPrefix("/dev/"), !path.contains("/.."),
-              path.utf8.count <= DaemonProtocol.maximumTerminalBytes
-        else { return nil }
+        guard let pid, pid > 0, isTerminalName(path) else { return nil }
         var device = stat()
         guard stat(path, &device) == 0, device.st_mode & S_IFMT == S_IFCHR, device.st_uid == getuid() else { return nil }
         for descriptor in 0...2 {
@@ -19,5 +17,20 @@ enum CallerTerminal {
             }
         }
         return nil
+    }
+
+    /// A name `ttyname` gives: `/dev/pts/N`, or `/dev/ttyXN` (a console, a serial line).
+    /// Never `/dev/fd/N` or `/dev/stderr`, which would name the daemon's own descriptors.
+    static func isTerminalName(_ path: String) -> Bool {
+        guard path.utf8.count <= DaemonProtocol.maximumTerminalBytes else { return false }
+        let rest: Substring
+        if path.hasPrefix("/dev/pts/") {
+            rest = path.dropFirst(9)
+        } else if path.hasPrefix("/dev/tty") {
+            rest = path.dropFirst(8).drop { $0.isASCII && $0.isLetter }
+        } else {
+            return false
+        }
+        return !rest.isEmpty && rest.allSatisfy { $0.isASCII && $0.isNumber }
     }
 }
