@@ -17,14 +17,14 @@ import Synchronization
 /// is unavailable and says why; it is ``SinkCapabilities/drawnByCaller``, so a client
 /// whose event no other sink took draws it itself.
 public struct CallerTerminalSink: NotificationSink {
-    /// The most terminals with presenters at once; an idle one makes way for a new one.
+    /// The most terminals drawn on at once; an idle one makes way for a new one.
     static let terminalLimit = 64
 
     private let template: TerminalSink
     private let terminals: Terminals
 
-    /// - Parameter template: the configured banner sink whose options each terminal's
-    ///   presenter takes.
+    /// - Parameter template: the configured terminal sink, whose options each terminal's
+    ///   own sink takes.
     public init(_ template: TerminalSink) {
         self.template = template
         terminals = Terminals()
@@ -63,7 +63,7 @@ public struct CallerTerminalSink: NotificationSink {
     public func deliver(_ delivery: SinkDelivery) async throws -> SinkReceipt {
         let terminal = try callerTerminal.get()
         guard let sink = terminals.sink(for: terminal, like: template) else {
-            throw SinkError(.unavailable, "banners show on \(Self.terminalLimit) terminals already")
+            throw SinkError(.unavailable, "this sink draws on \(Self.terminalLimit) terminals already, each with a banner up")
         }
         return try await sink.deliver(delivery)
     }
