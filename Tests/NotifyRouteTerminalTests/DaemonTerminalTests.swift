@@ -125,6 +125,7 @@ extension BannerTerminalTests {
             read go
             "$B" send --json -l warning Disk 'nearly full' > "$D/tty.json"; echo $? > "$D/tty"
             "$B" send --json Piped 'to a file' > "$D/piped.json" 2> "$D/piped.err"; echo $? > "$D/piped"
+            "$B" history --json title=Piped > "$D/history.json"; echo $? > "$D/history"
             """, sink: "{ kind: terminal }"))
         try session.waitForScreen { $0.contains("line 5") }
         try session.sendKeys("Enter")
@@ -136,11 +137,17 @@ extension BannerTerminalTests {
             && drawn.contains(#""sink":"tty","status":"delivered""#), "\(drawn)")
         let rows = try session.waitForScreen { $0.contains("Disk") }.rows
         #expect(rows.contains("⚠ warning  Disk: nearly full"), "\(rows)")
-        // stderr is a file: the daemon may not draw it, and the send writes it there itself.
+        // stderr is a file: the daemon may not draw on it, so the send draws its share there
+        // itself, and the report is the daemon's with that outcome in it.
         let piped = try String(contentsOf: fixture.url("piped.json"), encoding: .utf8)
-        #expect(piped.contains(#""via":"local""#), "\(piped)")
+        #expect(piped.contains(#""via":"daemon""#) && piped.contains(#""summary":"delivered""#)
+            && piped.contains(#""sink":"tty","status":"delivered""#), "\(piped)")
         #expect(fixture.waitForFile("piped.err") == "[info] Piped: to a file")
         #expect(!(try session.capture()).contains("Piped"))
+        // Routed once: the daemon recorded it, the send only drew it.
+        #expect(fixture.waitForFile("history") == "0")
+        let history = try String(contentsOf: fixture.url("history.json"), encoding: .utf8)
+        #expect(history.split(separator: "\n").count == 1 && history.contains(#""title":"Piped""#), "\(history)")
     }
 
     /// Writes `lines` to the daemon's socket and returns what it answered to the last.

@@ -14,8 +14,8 @@ import Synchronization
 ///
 /// Without a caller's terminal (a client whose stderr is not a terminal, a guest of
 /// `serve.allow`, a delivery made later by a timer), and for lines on `stdout`, the sink
-/// is unavailable and says why; it is ``SinkCapabilities/drawnByCaller``, so a client
-/// whose event no other sink took draws it itself.
+/// is unavailable and says why; it is ``SinkCapabilities/drawnByCaller``, so the client
+/// draws it itself.
 public struct CallerTerminalSink: NotificationSink {
     /// The most terminals drawn on at once; an idle one makes way for a new one.
     static let terminalLimit = 64

@@ -54,6 +54,20 @@ extension NotificationRouter {
         return report
     }
 
+    /// ``draw(_:on:)``: fan-out and deliver, without the policy stages or the record.
+    func draw<Deliver>(_ routed: RoutedEvent, through pipeline: Pipeline<Deliver>) async -> DeliveryReport {
+        let resolved = pipeline.fanOut.resolve(routed)
+        var outcomes: [SinkOutcome] = []
+        if routed.droppedBy == nil {
+            var wave = pipeline.fanOut.run(routed.targets, routed, resolved: resolved, failoverFor: [:])
+            if !wave.flows.isEmpty { await pipeline.deliver.deliver(&wave) }
+            _ = pipeline.record.record(&wave, store: store, clock: clock, logger: logger, planning: true)
+            outcomes = wave.outcomes
+        }
+        return DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
+                              droppedBy: routed.droppedBy, outcomes: outcomes, notes: routed.notes)
+    }
+
     /// The last-resort sinks' part: a wave of their own when no other sink took the event
     /// (each failed, was unavailable or declined it by its `min_level`, or there was none);
     /// otherwise each stands by, suppressed, naming who took it. A duplicate, a rate limit or

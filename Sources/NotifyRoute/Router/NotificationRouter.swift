@@ -128,6 +128,14 @@ public final class NotificationRouter: Sendable {
         try await run(pipeline.route(event, only: sinkNames), through: pipeline, controls: controls)
     }
 
+    /// The share of an event that another process routed (the daemon, for its client) which
+    /// only this process can show (``SinkCapabilities/drawnByCaller``): delivered to
+    /// `sinkNames` after the rules and routes, with no policy stage, no failover and nothing
+    /// recorded, since the process that routed it did all three.
+    package func draw(_ event: NotificationEvent, on sinkNames: [String]) async throws(EventError) -> DeliveryReport {
+        try await draw(pipeline.route(event, only: sinkNames), through: pipeline)
+    }
+
     /// Sends an event built from a title and a closure that sets what differs, recording
     /// the caller's position for the journal.
     ///

@@ -43,7 +43,7 @@ public struct SinkCapabilities: Hashable, Sendable {
     /// terminal line on the asker's stderr, when the daemon routes another process's event.
     /// Such a sink is then unavailable in the router with the reason, its outcome says so
     /// (``SinkOutcome/drawnByCaller``, `caller_draws` in JSON), and the asking process
-    /// draws the event itself when no other sink took it.
+    /// draws it (``NotificationRouter/draw(_:on:)``) without routing the event again.
     public var drawnByCaller: Bool
 
     public init(

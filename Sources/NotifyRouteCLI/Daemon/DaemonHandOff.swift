@@ -50,16 +50,16 @@ struct DaemonHandOff {
         return nil
     }
 
-    /// The daemon delivered nothing, and a sink that only this process can draw
-    /// (``SinkCapabilities/drawnByCaller``: a terminal line on this stderr, a banner with no
-    /// terminal the daemon may draw on) was among the sinks: routing here then gives what a
-    /// local send would, without showing anything twice.
-    private static func callerCouldDeliver(_ answer: DaemonProtocol.Answer) -> Bool {
-        guard let summary = answer.summary,
-              summary == DeliveryReport.Summary.noSinkAvailable.rawValue || summary == DeliveryReport.Summary.failed.rawValue,
-              case .array(let sinks)? = answer.report?["sinks"]
-        else { return false }
-        return sinks.contains { $0["caller_draws"] == .bool(true) && $0["status"]?.string == "unavailable" }
+    /// The sinks of the daemon's report that only this process can show
+    /// (``SinkCapabilities/drawnByCaller``: a line on this process's stdout, a banner or a
+    /// line on a stderr the daemon may not draw on) and that were unavailable there. This
+    /// process draws them (``CallerShare``) rather than routing the event again.
+    static func callerShare(of answer: DaemonProtocol.Answer) -> [String] {
+        guard case .array(let sinks)? = answer.report?["sinks"] else { return [] }
+        return sinks.compactMap { sink in
+            guard sink["caller_draws"] == .bool(true), sink["status"]?.string == "unavailable" else { return nil }
+            return sink["sink"]?.string
+        }
     }
 
     /// The daemon's own test (``GreetingHandler``) of a named config: the same file, however named.
@@ -68,10 +68,20 @@ struct DaemonHandOff {
         return DaemonProtocol.FileIdentity(path: other) == identity
     }
 
-    /// Sends `event` through the daemon and prints what `send` prints. Returns the exit
-    /// status, or `nil` when the daemon went away before it answered: the caller then
-    /// routes the event itself.
-    func send(_ event: NotificationEvent, sinks: [String], dryRun: Bool, json: Bool, wait: Bool) -> ExitCode? {
+    /// What became of a `send` handed to the daemon.
+    enum Sent {
+        /// Printed and done: the exit status.
+        case done(ExitCode)
+        /// The daemon's answer names sinks only this process can show (``callerShare(of:)``):
+        /// nothing is printed yet.
+        case share(DaemonProtocol.Answer, sinks: [String])
+        /// The daemon went away before it answered (said on stderr): route the event here.
+        case gone
+    }
+
+    /// Sends `event` through the daemon and, unless this process has a share of it to draw,
+    /// prints what `send` prints.
+    func send(_ event: NotificationEvent, sinks: [String], dryRun: Bool, json: Bool, wait: Bool) -> Sent {
         let answer: DaemonProtocol.Answer
         do {
             answer = try client.hasFirst
@@ -79,16 +89,19 @@ struct DaemonHandOff {
                 : client.request(Self.sendRequest(event, sinks: sinks, dryRun: dryRun), within: client.routingLimit)
         } catch {
             Console.error("daemon: \(error.description); routing here")
-            return nil
+            return .gone
         }
         if let error = answer.error {
             Console.error(error)
-            return ExitCode(answer.exit ?? ExitStatus.usage.rawValue)
+            return .done(ExitCode(answer.exit ?? ExitStatus.usage.rawValue))
         }
-        if Self.callerCouldDeliver(answer) {
-            if verbose { Console.error("daemon: no sink delivered, and one that only this process can draw may; routing here") }
-            return nil
-        }
+        if !dryRun, case let share = Self.callerShare(of: answer), !share.isEmpty { return .share(answer, sinks: share) }
+        return .done(conclude(answer, dryRun: dryRun, json: json, wait: wait))
+    }
+
+    /// Prints the daemon's answer to a `send` as a local run prints its report, waits for
+    /// an interaction when asked, and gives the exit status.
+    func conclude(_ answer: DaemonProtocol.Answer, dryRun: Bool, json: Bool, wait: Bool) -> ExitCode {
         show(answer, json: json, text: verbose || (dryRun && !json), textOnStdout: dryRun && !json)
         if wait && !dryRun && answer.summary == DeliveryReport.Summary.delivered.rawValue, let id = answer.id {
             let timeout = answer.report?["event"]?["timeout"]?.string.flatMap { try? NotificationTimeout(parsing: $0) }
@@ -110,24 +123,22 @@ struct DaemonHandOff {
     /// This process's terminal, on which the daemon draws the banners and lines of its
     /// sends: stderr's, the terminal a command typed in a shell sits at. `nil` when stderr is
     /// not a terminal, or when `NO_COLOR` or `TERM=dumb` asks for what the daemon cannot
-    /// see; a terminal sink is then this process's to draw, which it does when no other
-    /// sink took the event (``callerCouldDeliver(_:)``).
+    /// see; a terminal sink is then this process's to draw (``CallerShare``).
     static let terminal: String? = {
         guard isatty(STDERR_FILENO) == 1 else { return nil }
         if let noColor = getenv("NO_COLOR"), noColor.pointee != 0 { return nil }
         if let term = getenv("TERM"), String(cString: term) == "dumb" { return nil }
         var name = [CChar](repeating: 0, count: DaemonProtocol.maximumTerminalBytes + 1)
         guard ttyname_r(STDERR_FILENO, &name, name.count) == 0 else { return nil }
-        return String(cString: name)
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }()
 
     /// What became of one event of `run` or `ingest` handed to the daemon.
     enum Routed {
         /// The daemon's answer: its report, text, problems and exit code.
         case answered(DaemonProtocol.Answer)
-        /// Only a sink that this process alone can draw could have shown it
-        /// (``SinkCapabilities/drawnByCaller``): route this one event here.
-        case routeHere
+        /// The answer names sinks that only this process can show (``callerShare(of:)``).
+        case share(DaemonProtocol.Answer, sinks: [String])
         /// The daemon went away (said why on stderr): route this event and the rest here.
         case gone
     }
@@ -140,7 +151,8 @@ struct DaemonHandOff {
                 $0.notification = event
                 $0.sinks = sinks.isEmpty ? nil : sinks
             }, kind: .send, within: client.routingLimit)
-            return Self.callerCouldDeliver(answer) ? .routeHere : .answered(answer)
+            let share = Self.callerShare(of: answer)
+            return share.isEmpty ? .answered(answer) : .share(answer, sinks: share)
         } catch {
             Console.error("daemon: \(error.description); routing here")
             return .gone
@@ -184,7 +196,7 @@ struct DaemonHandOff {
         return ExitCode(answer.exit ?? ExitStatus.noneDelivered.rawValue)
     }
 
-    private func show(_ answer: DaemonProtocol.Answer, json: Bool, text: Bool, textOnStdout: Bool, problems: Bool? = nil) {
+    func show(_ answer: DaemonProtocol.Answer, json: Bool, text: Bool, textOnStdout: Bool, problems: Bool? = nil) {
         if json, let report = answer.report { Console.out(ReportPrinter.json(report, via: .daemon)) }
         if text, let lines = answer.text {
             Console.write(textOnStdout ? 1 : 2, lines + "\n")
@@ -195,7 +207,7 @@ struct DaemonHandOff {
 
     /// Prints the first action or dismissal the daemon reports, or `expired` when none came
     /// within `limit` (``NotificationTimeout/waitLimit``), as the local `--wait` does.
-    private func waitForInteraction(of id: Int, within limit: Duration?) {
+    func waitForInteraction(of id: Int, within limit: Duration?) {
         let end = limit.map { ContinuousClock.now + $0 }
         do {
             let answer = try client.request({ $0.waitFor = id }, kind: .wait, within: limit)

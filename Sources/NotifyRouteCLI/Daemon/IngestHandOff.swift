@@ -12,6 +12,7 @@ extension IngestCommand {
         let started = ContinuousClock.now
         var tally = Tally()
         var local: LocalRoute?
+        var drawing: CallerShare?
         var daemonGone = false
         for await item in LineReader(fd: STDIN_FILENO) {
             let number: Int, text: String
@@ -34,8 +35,12 @@ extension IngestCommand {
                 case .answered(let answer):
                     show(answer, line: number, &tally)
                     continue
+                case .share(let answer, let sinks):
+                    let here = try drawing ?? CallerShare(config: global.config, verbose: global.verbose)
+                    drawing = here
+                    show(await here.merged(answer, drawing: event, on: sinks), line: number, &tally)
+                    continue
                 case .gone: daemonGone = true
-                case .routeHere: break
                 }
             }
             let here = try local ?? LocalRoute(global, sinks: sink)
@@ -55,6 +60,7 @@ extension IngestCommand {
                 bad(number, "\(error)", &tally)
             }
         }
+        if let drawing { _ = await drawing.exit.finish(drawing.router, noWait: noWait) }
         if let local { tally.dropped = await local.exit.finish(local.router, noWait: noWait) }
         if tally.bad > 0 { Console.error("\(tally.bad) of \(tally.lines) lines were bad") }
         if stats { printStats(tally, elapsed: ContinuousClock.now - started) }

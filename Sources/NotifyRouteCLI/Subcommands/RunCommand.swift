@@ -72,9 +72,16 @@ struct RunCommand: AsyncParsableCommand {
                 if case .gone = routed, let again = try DaemonHandOff.connect(socket: handOff.socket, config: global.config, verbose: global.verbose) {
                     routed = again.route(notification, sinks: event.sink)
                 }
-                if case .answered(let answer) = routed {
+                switch routed {
+                case .answered(let answer):
                     report(answer, status: outcome.status)
                     throw ExitCode(outcome.status)
+                case .share(let answer, let sinks):
+                    let here = try CallerShare(config: global.config, verbose: global.verbose)
+                    report(await here.merged(answer, drawing: notification, on: sinks), status: outcome.status)
+                    await here.exit.finish(here.router, noWait: noWait)
+                    throw ExitCode(outcome.status)
+                case .gone: break
                 }
             }
             let here = try local ?? LocalRoute(global, sinks: event.sink, installingExitFlush: false)

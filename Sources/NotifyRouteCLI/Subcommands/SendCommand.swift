@@ -1,5 +1,6 @@
 import ArgumentParser
 import NotifyRoute
+import NotifyRouteHost
 
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -77,11 +78,35 @@ struct SendRequest: Equatable, Sendable {
         // Made before connecting: its request goes with the greeting (a round trip less).
         let notification = flags.makeEvent(title: title, body: body)
         let first = { DaemonHandOff.sendRequest(notification, sinks: flags.sinks, dryRun: dryRun) }
-        if let daemon = try DaemonHandOff.connect(socket: socket, config: config, verbose: verbose, first: first),
-           let status = daemon.send(notification, sinks: flags.sinks, dryRun: dryRun, json: json, wait: wait) {
-            throw status
+        if let daemon = try DaemonHandOff.connect(socket: socket, config: config, verbose: verbose, first: first) {
+            switch daemon.send(notification, sinks: flags.sinks, dryRun: dryRun, json: json, wait: wait) {
+            case .done(let status): throw status
+            case .share(let answer, let sinks): throw try await draw(notification, on: sinks, answeredBy: answer, daemon: daemon)
+            case .gone: break
+            }
         }
         try await routeLocally(notification)
+    }
+
+    /// Draws this process's share of what the daemon routed (``CallerShare``), then prints
+    /// the daemon's answer with the drawn outcomes in it and waits as a local run does.
+    private func draw(_ event: NotificationEvent, on share: [String], answeredBy answer: DaemonProtocol.Answer,
+                      daemon: DaemonHandOff) async throws -> ExitCode {
+        let here = try CallerShare(config: config, verbose: verbose)
+        let sinks = here.sinks(share, answeredBy: answer)
+        guard !sinks.isEmpty, let drawn = await here.draw(event, on: sinks) else {
+            return daemon.conclude(answer, dryRun: false, json: json, wait: wait)
+        }
+        let merged = CallerShare.merged(answer, drawn: drawn)
+        if wait && drawn.summary == .delivered {
+            // The interaction comes from what this process drew, not from the daemon.
+            daemon.show(merged, json: json, text: verbose, textOnStdout: false)
+            show(await Self.firstInteraction(with: drawn, router: here.router), printsDismissal: true)
+        } else {
+            _ = daemon.conclude(merged, dryRun: false, json: json, wait: wait)
+        }
+        await here.exit.finish(here.router, noWait: noWait)
+        return ExitCode(merged.exit ?? ExitStatus.noneDelivered.rawValue)
     }
 
     /// Routes in this process, as without a daemon; `event` is the one already made when a
@@ -124,20 +149,7 @@ struct SendRequest: Equatable, Sendable {
         delivered(report)
         let status = dryRun ? ExitStatus.delivered : ExitStatus.forReport(report)
         if wait && !dryRun && report.summary == .delivered {
-            switch await Self.firstInteraction(with: report, router: router) {
-            case .interaction(let sink, let interaction):
-                switch interaction {
-                case .actionInvoked(let id): Console.out(id)
-                case .dismissed(let reason): if printsDismissal { Console.out(reason.rawValue) }
-                case .shown: break
-                }
-                if verbose { Console.error("interaction from \(sink)") }
-            case .expired:
-                if printsDismissal { Console.out(DismissReason.expired.rawValue) }
-                if verbose { Console.error("--wait: no sink signalled within the event's timeout and a margin; taken as expired") }
-            case .nothingReports:
-                Console.error("--wait: no sink that delivered this event reports actions or dismissal (the desktop sink does, when a notification daemon is running)")
-            }
+            show(await Self.firstInteraction(with: report, router: router), printsDismissal: printsDismissal)
         }
         if !dryRun {
             // Sticky (`never`) banners would hold the process forever: a CLI call gives them
@@ -171,6 +183,24 @@ extension SendRequest {
 
     /// The first action or dismissal, waited for no longer than the event's timeout allows:
     /// a server that expires a notification without saying so must not hold `--wait` forever.
+    /// What `--wait` prints of the first interaction.
+    private func show(_ waited: Waited, printsDismissal: Bool) {
+        switch waited {
+        case .interaction(let sink, let interaction):
+            switch interaction {
+            case .actionInvoked(let id): Console.out(id)
+            case .dismissed(let reason): if printsDismissal { Console.out(reason.rawValue) }
+            case .shown: break
+            }
+            if verbose { Console.error("interaction from \(sink)") }
+        case .expired:
+            if printsDismissal { Console.out(DismissReason.expired.rawValue) }
+            if verbose { Console.error("--wait: no sink signalled within the event's timeout and a margin; taken as expired") }
+        case .nothingReports:
+            Console.error("--wait: no sink that delivered this event reports actions or dismissal (the desktop sink does, when a notification daemon is running)")
+        }
+    }
+
     static func firstInteraction(with report: DeliveryReport, router: NotificationRouter) async -> Waited {
         let limit = report.event.timeout.waitLimit
         return await withTaskGroup(of: Waited?.self) { group in
