@@ -16,7 +16,8 @@ let package = Package(
         .library(name: "NotifyRouteNetwork", targets: ["NotifyRouteNetwork"]),
         .library(name: "NotifyRouteLogging", targets: ["NotifyRouteLogging"]),
         .library(name: "NotifyRouteService", targets: ["NotifyRouteService"]),
-        .library(name: "NotifyRouteHost", targets: ["NotifyRouteHost"]),
+        .library(name: "NotifyRouteDaemon", targets: ["NotifyRouteDaemon"]),
+        .library(name: "NotifyRouteClient", targets: ["NotifyRouteClient"]),
         .library(name: "NotifyRouteTesting", targets: ["NotifyRouteTesting"]),
         .executable(name: "notify-route", targets: ["notify-route"]),
         .executable(name: "notify-route-network", targets: ["notify-route-network"]),
@@ -107,13 +108,25 @@ let package = Package(
             dependencies: ["NotifyRoute", .product(name: "Logging", package: "swift-log")]
         ),
 
-        // MARK: The long-lived router: a swift-service-lifecycle Service, and the daemon's socket server.
-        // Re-exports NotifyRouteHost, so that `import NotifyRouteService` gives both.
+        // MARK: The long-lived router. NotifyRouteService: the runtime a Swift service runs in
+        // its own ServiceGroup (timers, count updates). NotifyRouteDaemon: `serve`, its socket
+        // server (SwiftNIO), connections, router host, outbox, retries and sources.
+        // NotifyRouteClient: the wire protocol and the client that `notify-route` links, without NIO.
         .target(
             name: "NotifyRouteService",
             dependencies: [
                 "NotifyRoute",
-                "NotifyRouteHost",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "NotifyRouteDaemon",
+            dependencies: [
+                "NotifyRoute",
+                "NotifyRouteClient",
+                "NotifyRouteService",
+                "CJournalReader",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -121,20 +134,7 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
-        // What the daemon and its clients share without SwiftNIO or swift-service-lifecycle: the
-        // protocol and its client, the router host, the sources. `notify-route` links this and
-        // not the server, whose metadata would otherwise be relocated at every start of a send
-        // (Tests/Benchmarks/README.md, "Why the code is so").
-        .target(
-            name: "NotifyRouteHost",
-            dependencies: [
-                "NotifyRoute",
-                .product(name: "Logging", package: "swift-log"),
-                "CJournalReader",
-            ]
-        ),
-        // The daemon's journal sources read with sd-journal; libsystemd is loaded with dlopen
-        // when a source opens the journal, so no other command maps it (see its header).
+        .target(name: "NotifyRouteClient", dependencies: ["NotifyRoute"]),
         .target(name: "CJournalReader"),
 
         // MARK: CLI: wires the built-in plugins by an explicit list.
@@ -153,7 +153,7 @@ let package = Package(
                 "NotifyRouteJournal",
                 "NotifyRouteExec",
                 "NotifyRouteNetworkSchema",
-                "NotifyRouteHost",
+                "NotifyRouteClient",
                 "CTetheredSpawn",
                 "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -165,11 +165,8 @@ let package = Package(
         .target(name: "CArguments"),
         .executableTarget(
             name: "notify-route-network",
-            // NotifyRouteHost named although NotifyRouteService re-exports it: SwiftPM rebuilds a
-            // target when the modules it names change, and a release build inlines their types' layouts
-            // (a DaemonClient grown by a field left this one allocating the old size: Tests/Benchmarks/README.md).
             dependencies: [
-                "NotifyRoute", "NotifyRouteCLI", "NotifyRouteHost", "NotifyRouteJournal", "NotifyRouteNetwork", "NotifyRouteService",
+                "NotifyRoute", "NotifyRouteCLI", "NotifyRouteClient", "NotifyRouteDaemon", "NotifyRouteJournal", "NotifyRouteNetwork",
                 "NotifyRouteTerminal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -190,8 +187,8 @@ let package = Package(
         .executableTarget(
             name: "notify-route-bench",
             dependencies: [
-                // NotifyRouteHost named for the reason notify-route-network's says.
-                "NotifyRoute", "NotifyRouteDesktop", "NotifyRouteHost", "NotifyRouteJournal", "NotifyRouteTesting", "NotifyRouteService",
+                "NotifyRoute", "NotifyRouteDesktop", "NotifyRouteClient", "NotifyRouteDaemon", "NotifyRouteJournal", "NotifyRouteTesting",
+                "NotifyRouteService",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -203,7 +200,7 @@ let package = Package(
         // -sanitize=fuzzer; a plain build replays files: `notify-route-fuzz TARGET PATH...`).
         .executableTarget(
             name: "notify-route-fuzz",
-            dependencies: ["NotifyRoute", "NotifyRouteHost", "NotifyRouteTerminal", "NotifyRouteDesktop", "NotifyRouteJournal", "NotifyRouteExec"],
+            dependencies: ["NotifyRoute", "NotifyRouteClient", "NotifyRouteTerminal", "NotifyRouteDesktop", "NotifyRouteJournal", "NotifyRouteExec"],
             path: "Tests/Fuzz/notify-route-fuzz"
         ),
 
@@ -221,16 +218,23 @@ let package = Package(
         .testTarget(name: "NotifyRouteExecTests", dependencies: ["NotifyRouteExec", "NotifyRouteTestSupport"]),
         .testTarget(
             name: "NotifyRouteNetworkTests",
-            dependencies: ["NotifyRouteNetwork", "NotifyRouteService", "NotifyRouteHost", "notify-route", "notify-route-network", "NotifyRouteTestSupport"]
+            dependencies: ["NotifyRouteNetwork", "NotifyRouteDaemon", "NotifyRouteClient", "notify-route", "notify-route-network", "NotifyRouteTestSupport"]
         ),
         .testTarget(name: "NotifyRouteLoggingTests", dependencies: ["NotifyRouteLogging", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
         .testTarget(
             name: "NotifyRouteServiceTests",
             dependencies: [
-                "NotifyRouteService", "NotifyRouteHost", "NotifyRouteTesting", "NotifyRouteTestSupport",
+                "NotifyRouteService", "NotifyRouteTesting", "NotifyRouteTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+        .testTarget(
+            name: "NotifyRouteDaemonTests",
+            dependencies: [
+                "NotifyRouteDaemon", "NotifyRouteClient", "NotifyRouteService", "NotifyRouteTesting", "NotifyRouteTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        .testTarget(name: "NotifyRouteClientTests", dependencies: ["NotifyRouteClient", "NotifyRouteTesting", "NotifyRouteTestSupport"]),
         .testTarget(
             name: "NotifyRouteCLITests",
             dependencies: ["NotifyRouteCLI", "notify-route", "notify-route-network", "NotifyRouteTestSupport"],

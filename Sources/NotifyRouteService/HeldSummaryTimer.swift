@@ -76,7 +76,7 @@ extension TimerWakeup {
     /// Runs a timer's loop, `body`, until the service group shuts down gracefully or is
     /// cancelled; either stops this wakeup. What is still pending stays in the state
     /// store for the next daemon or `send`.
-    func running(_ body: () async -> Void) async {
+    package func running(_ body: () async -> Void) async {
         await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
                 await body()

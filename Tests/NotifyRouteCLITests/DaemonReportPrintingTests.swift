@@ -1,4 +1,4 @@
-import NotifyRouteHost
+import NotifyRouteClient
 import Testing
 
 @testable import NotifyRoute

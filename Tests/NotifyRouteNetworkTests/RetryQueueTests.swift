@@ -1,8 +1,8 @@
 import Foundation
 import NotifyRoute
-@testable import NotifyRouteHost
 @testable import NotifyRouteNetwork
-@testable import NotifyRouteService
+@testable import NotifyRouteClient
+@testable import NotifyRouteDaemon
 import NotifyRouteTestSupport
 import Testing
 

@@ -3,15 +3,27 @@ import Glibc
 import Logging
 import NotifyRoute
 import NotifyRouteCLI
-import NotifyRouteHost
+import NotifyRouteClient
+import NotifyRouteDaemon
 import NotifyRouteService
 import NotifyRouteTerminal
 import ServiceLifecycle
 import UnixSignals
 
 extension DaemonServer {
-    /// The daemon: the router host, its socket server and timers in one `ServiceGroup`.
-    static let serve = DaemonServer(run: Daemon.serve)
+    /// What of `NotifyRouteDaemon` the commands use: `serve` (the router host, its socket
+    /// server and timers in one `ServiceGroup`), the status without a daemon, and the
+    /// sources' reading of a journal record for `explain`.
+    static let serve = DaemonServer(run: Daemon.serve, status: RouterHost.sharedStatus(of:)) { line, sources in
+        let record: JournalRecord
+        do { record = try JournalRecord(json: line) } catch { return .failure(.malformed("\(error)")) }
+        do {
+            let match = try record.match(sources)
+            return .success(SourceRecordMatch(source: match.source, event: match.event))
+        } catch {
+            return .failure(.refused("\(error)"))
+        }
+    }
 }
 
 enum Daemon {
@@ -72,7 +84,7 @@ enum Daemon {
             options.ownedDirectory = directory
         }
         options.drainLimit = .seconds(Int64(max(1, (await host.answerWithinMS) / 1000)))
-        Self.raiseOpenFileLimit(to: options.maximumConnections + 256)
+        RouterDaemon.raiseOpenFileLimit(to: options.maximumConnections + 256)
         let daemon = RouterDaemon(listener: listener, host: host, rendering: .cli, options: options, logger: logger)
         let reloader = ReloadOnHangup(host: host, daemon: daemon, logger: logger)
         let timer = HeldSummaryTimer(router: { host.router }, wakeup: host.summaryWakeup, logger: logger,
@@ -93,63 +105,6 @@ enum Daemon {
         withExtendedLifetime(lock) {}
         throw ExitStatus.delivered
     }
-
-    /// Lets the daemon hold its connection cap plus its own files: systemd starts services
-    /// with a soft limit of 1,024 open files (for `select`, which nothing here uses), and
-    /// leaves the hard limit for programs to raise it to.
-    static func raiseOpenFileLimit(to wanted: Int) {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
-        limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
-        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    }
-}
-
-/// SIGHUP reloads the config, as `notify-route reload` does.
-struct ReloadOnHangup: Service {
-    let host: RouterHost
-    let daemon: RouterDaemon
-    let logger: Logger
-
-    func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
-            do {
-                Systemd.notify("RELOADING=1")
-                let router = try await host.reload()
-                await daemon.applySocketAccess()
-                logger.info("reloaded on SIGHUP", metadata: ["config": "\(router.configuration.origin)"])
-            } catch {
-                logger.error("reload on SIGHUP refused; the previous config stays: \(error)")
-            }
-            Systemd.notify("READY=1")
-        }
-    }
-}
-
-/// One daemon per socket: an exclusive lock beside the socket, held for the daemon's
-/// life, so a second `serve` refuses instead of unlinking a live daemon's socket.
-final class SocketLock {
-    private let fd: Int32
-
-    struct Held: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    init(socketPath path: String, checkingForDaemon: Bool = true) throws(Held) {
-        fd = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw Held(description: "cannot open \(path).lock: \(String(cString: strerror(errno)))") }
-        let locked = flock(fd, LOCK_EX | LOCK_NB) == 0
-        // A daemon may answer without holding this lock (systemd's socket, or one started
-        // by an older notify-route): its socket must not be unlinked either.
-        let live = checkingForDaemon ? try? DaemonClient(path: path) : nil
-        guard locked, live == nil else {
-            close(fd)
-            let owner = live?.daemonPID.map { " (pid \($0))" } ?? ""
-            throw Held(description: "another notify-route serve\(owner) is already listening on \(path); stop it first, or pass --socket")
-        }
-    }
-
-    deinit { close(fd) }
 }
 
 extension RouterDaemon.Rendering {

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One row of the daemon's outbox (see `Outbox` in NotifyRouteHost).
+/// One row of the daemon's outbox (see `Outbox` in NotifyRouteDaemon).
 package struct OutboxRow: Sendable {
     package var id: Int64
     package var sink: String

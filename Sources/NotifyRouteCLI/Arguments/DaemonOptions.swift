@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyRoute
-import NotifyRouteHost
+import NotifyRouteClient
 
 /// `--socket` for the commands that only talk to the daemon.
 struct DaemonOptions: ParsableArguments {

@@ -7,7 +7,7 @@ import Foundation
 import Logging
 import NotifyRoute
 import NotifyRouteExec
-import NotifyRouteHost
+import NotifyRouteClient
 import NotifyRouteJournal
 import Synchronization
 import Glibc

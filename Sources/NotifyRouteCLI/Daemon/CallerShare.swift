@@ -5,7 +5,7 @@ import Foundation
 #endif
 import ArgumentParser
 import NotifyRoute
-import NotifyRouteHost
+import NotifyRouteClient
 
 /// This process's share of an event the daemon routed: the sinks its answer names that
 /// only this process can show (``DaemonHandOff/callerShare(of:)``), drawn here with

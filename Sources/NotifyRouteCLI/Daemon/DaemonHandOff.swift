@@ -1,7 +1,7 @@
 import ArgumentParser
 import Glibc
 import NotifyRoute
-import NotifyRouteHost
+import NotifyRouteClient
 
 /// `--no-daemon` and `--socket`, for the commands that hand events to `notify-route serve`.
 struct HandOffOptions: ParsableArguments {

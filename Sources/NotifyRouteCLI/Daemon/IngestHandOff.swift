@@ -1,7 +1,7 @@
 import ArgumentParser
 import Glibc
 import NotifyRoute
-import NotifyRouteHost
+import NotifyRouteClient
 
 extension IngestCommand {
     /// `ingest` through the daemon: each line is checked here (a bad line reads as it does

@@ -1,6 +1,5 @@
 import ArgumentParser
 import NotifyRoute
-import NotifyRouteHost
 
 struct ExplainCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -37,6 +36,8 @@ struct ExplainCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // The sources' reading of a record is the daemon's, which only the network executable links.
+        if journalRecord { NetworkHandOff.runIfAllowed() }
         let (router, source) = try RouterLoader.load(global, sharedState: true)
         let sinks = try SinkSelection.validated(flags.sink, router: router)
         var header = "config: \(source.origin)\n"
@@ -67,20 +68,24 @@ struct ExplainCommand: AsyncParsableCommand {
 
     /// The record on standard input and the source that takes it: 65 for a line that is not
     /// a record, 1 for a record no source takes (nothing would be notified).
-    private static func sourceEvent(in sources: [SourceDeclaration]) throws -> JournalRecord.Match {
+    private static func sourceEvent(in sources: [SourceDeclaration]) throws -> SourceRecordMatch {
         let input = StandardInput.readAll()
         let lines = input.split(whereSeparator: \.isNewline).filter { !$0.allSatisfy(\.isWhitespace) }
         guard lines.count == 1, let line = lines.first else {
             Console.error("--journal-record: expected one line of `journalctl -o json` on stdin, got \(lines.count)")
             throw ExitStatus.badEventData
         }
-        let record: JournalRecord
-        do { record = try JournalRecord(json: line) } catch {
-            Console.error("--journal-record: stdin: \(error.description)")
-            throw ExitStatus.badEventData
+        guard let server = BuiltinPlugins.daemon else {
+            Console.error("--journal-record: this executable has no journal sources; run notify-route-network explain")
+            throw ExitStatus.noSinkAvailable
         }
-        do { return try record.match(sources) } catch {
-            Console.error("--journal-record: \(error.description)")
+        switch server.matchRecord(String(line), sources) {
+        case .success(let match): return match
+        case .failure(.malformed(let reason)):
+            Console.error("--journal-record: stdin: \(reason)")
+            throw ExitStatus.badEventData
+        case .failure(.refused(let reason)):
+            Console.error("--journal-record: \(reason)")
             throw ExitStatus.noneDelivered
         }
     }

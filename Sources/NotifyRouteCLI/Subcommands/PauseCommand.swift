@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyRoute
-import NotifyRouteHost
+import NotifyRouteClient
 
 struct PauseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

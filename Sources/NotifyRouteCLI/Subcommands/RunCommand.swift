@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyRoute
-import NotifyRouteHost
+import NotifyRouteClient
 import Glibc
 import Dispatch
 

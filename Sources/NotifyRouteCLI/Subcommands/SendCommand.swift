@@ -1,6 +1,6 @@
 import ArgumentParser
 import NotifyRoute
-import NotifyRouteHost
+import NotifyRouteClient
 
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import NotifyRoute
+import NotifyRouteClient
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -42,8 +43,37 @@ package struct ServeArguments: Sendable {
 /// `send`'s start-up maps and relocates none of it.
 public struct DaemonServer: Sendable {
     package let run: @Sendable (ServeArguments) async throws -> Void
+    /// What a daemon would show of `router`'s shared state, read by this process: `status`
+    /// when no daemon answers.
+    package let status: @Sendable (NotificationRouter) async throws -> JSONValue
 
-    package init(run: @escaping @Sendable (ServeArguments) async throws -> Void) {
+    /// The source of `sources:` that takes a line of `journalctl -o json`, and its event:
+    /// `explain --journal-record`.
+    package let matchRecord: @Sendable (String, [SourceDeclaration]) -> Result<SourceRecordMatch, SourceRecordMatch.Failure>
+
+    package init(run: @escaping @Sendable (ServeArguments) async throws -> Void,
+                 status: @escaping @Sendable (NotificationRouter) async throws -> JSONValue,
+                 matchRecord: @escaping @Sendable (String, [SourceDeclaration]) -> Result<SourceRecordMatch, SourceRecordMatch.Failure>) {
         self.run = run
+        self.status = status
+        self.matchRecord = matchRecord
+    }
+}
+
+/// A journal record that a source of the config takes, and the event it makes of it.
+package struct SourceRecordMatch: Sendable {
+    package let source: SourceDeclaration
+    package let event: NotificationEvent
+
+    package init(source: SourceDeclaration, event: NotificationEvent) {
+        self.source = source
+        self.event = event
+    }
+
+    package enum Failure: Error {
+        /// Not a record (exit 65).
+        case malformed(String)
+        /// No source takes it (exit 1).
+        case refused(String)
     }
 }

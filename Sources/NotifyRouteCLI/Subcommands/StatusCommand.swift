@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyRoute
-import NotifyRouteHost
+import NotifyRouteClient
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,6 +26,9 @@ struct StatusCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
+        // Without a daemon, the status is read as the daemon reads it, by its module, which
+        // only the network executable links.
+        NetworkHandOff.runIfAllowed()
         let answer: DaemonProtocol.Answer
         do {
             answer = try daemon.ask(.status)
@@ -45,9 +48,11 @@ struct StatusCommand: AsyncParsableCommand {
     /// What a daemon would show of the shared state, read by this process.
     private static func localStatus(_ global: GlobalOptions) async throws -> JSONValue {
         let (router, _) = try RouterLoader.load(global, sharedState: true)
-        let host = try RouterHost(load: { router })
-        let status = await host.status(pid: 0)
-        return (try? JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(status)))) ?? .null
+        guard let server = BuiltinPlugins.daemon else {
+            Console.error("status: this executable has no daemon to read the state with; run notify-route-network status")
+            throw ExitStatus.noSinkAvailable
+        }
+        return try await server.status(router)
     }
 
     private func show(_ status: JSONValue) {

@@ -6,8 +6,8 @@ import Foundation
 #endif
 import Logging
 import NotifyRoute
-import NotifyRouteHost
-import NotifyRouteService
+import NotifyRouteClient
+import NotifyRouteDaemon
 import ServiceLifecycle
 import UnixSignals
 

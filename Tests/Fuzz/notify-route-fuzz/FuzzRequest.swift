@@ -1,5 +1,5 @@
 import NotifyRoute
-import NotifyRouteHost
+import NotifyRouteClient
 
 /// One input: bytes as a line a client sends the daemon, and as a line a daemon sends a
 /// client. The daemon's three readings are held to each other: a line the plain reader

@@ -6,8 +6,8 @@ import Foundation
 import Glibc
 import Logging
 import NotifyRoute
-@testable import NotifyRouteHost
-@testable import NotifyRouteService
+@testable import NotifyRouteClient
+@testable import NotifyRouteDaemon
 import NotifyRouteTestSupport
 import NotifyRouteTesting
 import ServiceLifecycle

@@ -1,21 +1,8 @@
 import Glibc
 import NotifyRoute
+import NotifyRouteClient
 
-/// Who is on the other end of a connection, from the kernel (`SO_PEERCRED`), not from
-/// anything the client says.
-public struct PeerCredentials: Hashable, Sendable, CustomStringConvertible {
-    public var pid: Int32
-    public var uid: UInt32
-    public var gid: UInt32
-
-    public init(pid: Int32, uid: UInt32, gid: UInt32) {
-        self.pid = pid
-        self.uid = uid
-        self.gid = gid
-    }
-
-    public var description: String { "pid \(pid), uid \(uid), gid \(gid)" }
-
+extension PeerCredentials {
     /// The peer's supplementary groups, read from `/proc/PID/status` while it is connected.
     var supplementaryGroups: Set<UInt32> {
         let fd = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)

@@ -2,8 +2,8 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import NotifyRoute
-@testable import NotifyRouteHost
-@testable import NotifyRouteService
+@testable import NotifyRouteClient
+@testable import NotifyRouteDaemon
 import NotifyRouteTesting
 import Testing
 

@@ -5,7 +5,8 @@ import Foundation
 #endif
 import Logging
 import NotifyRoute
-import NotifyRouteHost
+import NotifyRouteClient
+import NotifyRouteService
 import ServiceLifecycle
 
 /// Delivers, when the daemon starts, what a daemon before it accepted and did not deliver

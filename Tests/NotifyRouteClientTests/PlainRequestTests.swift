@@ -1,5 +1,5 @@
 import NotifyRoute
-import NotifyRouteHost
+import NotifyRouteClient
 import NotifyRouteTestSupport
 import Testing
 

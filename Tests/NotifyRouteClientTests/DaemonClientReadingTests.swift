@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyRoute
-import NotifyRouteService
+import NotifyRouteClient
 import Testing
 
 /// The client reads and writes protocol lines without Foundation's coders; these hold

@@ -1,5 +1,5 @@
 import Glibc
-@testable import NotifyRouteService
+@testable import NotifyRouteDaemon
 import Testing
 
 /// The terminal a client names in its send: only names `ttyname` gives pass, and only a

@@ -1,5 +1,5 @@
 import NotifyRoute
-import NotifyRouteHost
+@testable import NotifyRouteDaemon
 import Synchronization
 import Testing
 

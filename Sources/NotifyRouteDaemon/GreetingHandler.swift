@@ -1,7 +1,7 @@
 import Glibc
 import NIOCore
 import NotifyRoute
-import NotifyRouteHost
+import NotifyRouteClient
 
 /// Answers a connection's `hello` on its event loop, before any line reaches the
 /// ``ConnectionHandler``: the greeting is then a read and a write, with no hop to the

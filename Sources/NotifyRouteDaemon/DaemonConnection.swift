@@ -1,6 +1,6 @@
 import NIOCore
 import NotifyRoute
-import NotifyRouteHost
+import NotifyRouteClient
 import Synchronization
 
 /// One connection's requests, between its channel's handler (on the event loop) and the

@@ -1,3 +1,5 @@
+import NotifyRoute
+import NotifyRouteClient
 import Glibc
 
 /// The terminal a client names in its `send` (``DaemonProtocol/Request/terminal``), taken

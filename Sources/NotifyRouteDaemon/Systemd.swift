@@ -1,3 +1,4 @@
+import NotifyRoute
 import Glibc
 
 /// The two pieces of systemd's protocol a service needs, written against the documented

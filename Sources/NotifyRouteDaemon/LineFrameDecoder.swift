@@ -1,3 +1,4 @@
+import NotifyRoute
 import NIOCore
 import Synchronization
 

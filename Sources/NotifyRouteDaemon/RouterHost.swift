@@ -5,6 +5,8 @@ import Foundation
 #endif
 import Glibc
 import NotifyRoute
+import NotifyRouteClient
+import NotifyRouteService
 import Synchronization
 
 /// The daemon's current router, swapped whole on reload between two requests, and the
@@ -364,6 +366,13 @@ public actor RouterHost {
                                     equal: Dictionary(zip(rule.equal, values), uniquingKeysWith: { first, _ in first }),
                                     until: HistoryTime.format(record.expires), replaceKey: record.replaceKey)
         }.sorted { ($0.rule, $0.until) < ($1.rule, $1.until) }
+    }
+
+    /// What a daemon would show of `router`'s shared state (the state database and the
+    /// history), read by the calling process: `status` when no daemon answers (`pid` 0, no counts).
+    package static func sharedStatus(of router: NotificationRouter) async throws -> JSONValue {
+        let status = try await RouterHost(load: { router }).status(pid: 0)
+        return try JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(status)))
     }
 
     public func status(pid: Int32) async -> Status {

@@ -5,6 +5,8 @@ import Foundation
 #endif
 import Logging
 import NotifyRoute
+import NotifyRouteClient
+import NotifyRouteService
 import Synchronization
 
 /// What the daemon accepted and has not delivered yet, kept in the state database so that

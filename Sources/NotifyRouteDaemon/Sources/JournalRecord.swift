@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NotifyRoute
+import NotifyRouteClient
 
 /// One journal record as `journalctl -o json` prints it, matched against the config's
 /// `sources:` the way the daemon's readers match what they read: for

@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NotifyRoute
+import NotifyRouteClient
 import ServiceLifecycle
 import Synchronization
 
