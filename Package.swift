@@ -42,7 +42,6 @@ let package = Package(
                 "YAMLDocument",
                 "TimeZoneInfo",
                 "CSQLite",
-                "CMallocTuning",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -127,6 +126,7 @@ let package = Package(
                 "NotifyRouteClient",
                 "NotifyRouteService",
                 "CJournalReader",
+                "CMallocTuning",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,13 +1,30 @@
 import Glibc
+import Synchronization
 
 /// `posix_spawn` with every signal unblocked and at its default disposition in the child,
-/// and under `SCHED_OTHER` when the daemon moved itself to `SCHED_BATCH` (``BatchScheduling``).
+/// and under `SCHED_OTHER` when the daemon moved itself to `SCHED_BATCH`
+/// (``startChildrenUnderDefaultPolicy(insteadOf:)``).
 ///
 /// A process of ours ignores SIGPIPE, may catch SIGINT, and has threads that block
 /// signals; an ignored disposition and the signal mask are inherited across exec, so a
 /// child started plainly would not see SIGPIPE, or SIGCHLD, or a kill it should die of.
 /// The exec plugin, `notify-route run` and the tests start their children through this.
 package enum CleanSpawn {
+    /// The scheduling policy this process moved to, which its children do not inherit; 0: none.
+    private static let resetPolicy = Atomic<Int32>(0)
+
+    /// Children start under `SCHED_OTHER` while this process runs under `policy`, which it
+    /// chose for itself (the daemon's `SCHED_BATCH`); a policy someone else chose for it
+    /// (`chrt`, systemd's `CPUSchedulingPolicy=`) goes on to its children.
+    package static func startChildrenUnderDefaultPolicy(insteadOf policy: Int32) {
+        resetPolicy.store(policy, ordering: .relaxed)
+    }
+
+    private static var resetsChildren: Bool {
+        let policy = resetPolicy.load(ordering: .relaxed)
+        return policy != 0 && sched_getscheduler(0) == policy
+    }
+
     /// Starts `path` with `arguments` (argv[0] included) and `environment` (`nil`: this
     /// process's environment), applying `actions` (dup2s of pipes, say).
     ///
@@ -25,7 +42,7 @@ package enum CleanSpawn {
         posix_spawnattr_setsigmask(&attributes, &empty)
         posix_spawnattr_setsigdefault(&attributes, &all)
         var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
-        if BatchScheduling.resetsChildren {
+        if resetsChildren {
             var parameters = sched_param(sched_priority: 0)
             posix_spawnattr_setschedpolicy(&attributes, SCHED_OTHER)
             posix_spawnattr_setschedparam(&attributes, &parameters)

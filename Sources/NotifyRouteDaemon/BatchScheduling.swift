@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import NotifyRoute
 
 /// The daemon's threads under `SCHED_BATCH`, Linux's policy for work nobody waits on
 /// interactively: a thread woken under it does not preempt the thread that is running.
@@ -9,8 +9,6 @@ import Synchronization
 package enum BatchScheduling {
     /// `SCHED_BATCH` of <linux/sched.h>: Glibc's module, built without _GNU_SOURCE, lacks the name.
     package static let policy: Int32 = 3
-
-    private static let adopted = Atomic<Bool>(false)
 
     /// Moves this process's threads that run under the default policy (`SCHED_OTHER`) to
     /// `SCHED_BATCH`; the threads started later inherit it from the thread that starts them.
@@ -27,13 +25,8 @@ package enum BatchScheduling {
             guard let thread = pid_t(name), sched_getscheduler(thread) == SCHED_OTHER else { continue }
             if sched_setscheduler(thread, policy, &parameters) == 0 { moved += 1 }
         }
-        if moved > 0 { adopted.store(true, ordering: .relaxed) }
+        // The programs the daemon's exec sinks start get the policy they would have had without it.
+        if moved > 0 { CleanSpawn.startChildrenUnderDefaultPolicy(insteadOf: policy) }
         return moved
-    }
-
-    /// Whether a child should start under `SCHED_OTHER` (``CleanSpawn``): the programs the
-    /// daemon's exec sinks start get the policy they would have had without it.
-    static var resetsChildren: Bool {
-        adopted.load(ordering: .relaxed) && sched_getscheduler(0) == policy
     }
 }
