@@ -91,11 +91,6 @@ final class DaemonConnection: Sendable {
     /// task again. With `one`, only the first: what follows it goes on in a task of the
     /// pool (the caller's task runs on the event loop, which must go back to its sockets).
     private nonisolated(nonsending) func route(with daemon: RouterDaemon, one: Bool = false) async {
-        // The requests routed in a row join their state batches through one slot.
-        await StateBatch.$slot.withValue(StateBatch.Slot()) { await routeQueued(with: daemon, one: one) }
-    }
-
-    private nonisolated(nonsending) func routeQueued(with daemon: RouterDaemon, one: Bool) async {
         var session = state.withLock { $0.session }
         var routed = 0
         while true {

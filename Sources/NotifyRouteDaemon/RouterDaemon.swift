@@ -339,8 +339,9 @@ public struct RouterDaemon: Service {
             let router = host.begin(reusing: &session.router)
             // How many more requests the reading of an earlier one still covers, this one included.
             let covered = noControls.flatMap { $0.count > 0 && $0.router === router ? $0.count : nil }
-            let ((sent, report, controls), committed) = await writes.route(queued: queuedBehind > 0 && !request.wait) {
-                await send(request, through: router, controls: covered == nil ? nil : Controls.none, guest: session.guest, peerPID: session.peerPID)
+            let ((sent, report, controls), committed) = await writes.route(queued: queuedBehind > 0 && !request.wait) { batch in
+                await send(request, through: router, controls: covered == nil ? nil : Controls.none, guest: session.guest,
+                           peerPID: session.peerPID, in: batch)
             }
             if let covered {
                 session.noControls = (router, covered - 1)
@@ -444,7 +445,8 @@ public struct RouterDaemon: Service {
     /// - Parameter known: the controls to route with, read for an earlier request; `nil`:
     ///   read them now (and release a pause that ended).
     private nonisolated(nonsending) func send(
-        _ request: DaemonProtocol.Request, through router: NotificationRouter, controls known: Controls?, guest: UInt32?, peerPID: Int32?
+        _ request: DaemonProtocol.Request, through router: NotificationRouter, controls known: Controls?, guest: UInt32?, peerPID: Int32?,
+        in batch: StateBatch
     ) async -> (DaemonProtocol.Answer, DeliveryReport?, Controls?) {
         var event: NotificationEvent
         do {
@@ -484,10 +486,10 @@ public struct RouterDaemon: Service {
         do {
             if let terminal {
                 report = try await SinkCaller.$terminal.withValue(terminal) {
-                    try await Self.route(event, request, through: router, controls: controls)
+                    try await Self.route(event, request, through: router, controls: controls, in: batch)
                 }
             } else {
-                report = try await Self.route(event, request, through: router, controls: controls)
+                report = try await Self.route(event, request, through: router, controls: controls, in: batch)
             }
         } catch let error as EventError {
             return (.failure("bad event: \(error.description)", exit: 65, id: request.id), nil, nil)
@@ -500,10 +502,12 @@ public struct RouterDaemon: Service {
     }
 
     private static nonisolated(nonsending) func route(
-        _ event: NotificationEvent, _ request: DaemonProtocol.Request, through router: NotificationRouter, controls: Controls?
+        _ event: NotificationEvent, _ request: DaemonProtocol.Request, through router: NotificationRouter, controls: Controls?,
+        in batch: StateBatch
     ) async throws(EventError) -> DeliveryReport {
         request.dryRun
-            ? try await router.dryRun(event, only: request.sinks) : try await router.send(event, only: request.sinks, controls: controls)
+            ? try await router.dryRun(event, only: request.sinks)
+            : try await router.send(event, only: request.sinks, controls: controls, in: batch)
     }
 
     private func fill(_ answer: inout DaemonProtocol.Answer, with report: DeliveryReport, dryRun: Bool) {

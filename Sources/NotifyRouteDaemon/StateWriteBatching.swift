@@ -19,15 +19,15 @@ package final class StateWriteBatching: Sendable {
         self.maximumAge = maximumAge
     }
 
-    /// Runs `body` in the batch under way (or a new one), and returns once what it
-    /// changed is committed.
-    package func run<Result: Sendable>(_ body: () async -> Result) async -> Result {
+    /// Runs `body` with the batch under way (or a new one), which it passes to what it
+    /// routes, and returns once what it changed is committed.
+    package func run<Result: Sendable>(_ body: (StateBatch) async -> Result) async -> Result {
         let (result, committed) = await route(body)
         await committed.wait()
         return result
     }
 
-    /// Runs `body` in the batch under way (or a new one) and returns at once, with what
+    /// Runs `body` with the batch under way (or a new one) and returns at once, with what
     /// tells when its changes are committed: a connection routes its next request
     /// meanwhile, and its requests then share commits too.
     ///
@@ -35,7 +35,9 @@ package final class StateWriteBatching: Sendable {
     ///   ending last, it leaves the batch open for them (its timer still commits it within
     ///   ``maximumAge``), so that a loaded daemon commits per batch of a few milliseconds,
     ///   not per handful of events.
-    package nonisolated(nonsending) func route<Result: Sendable>(queued: Bool = false, _ body: nonisolated(nonsending) () async -> Result) async -> (Result, Committed) {
+    package nonisolated(nonsending) func route<Result: Sendable>(
+        queued: Bool = false, _ body: nonisolated(nonsending) (StateBatch) async -> Result
+    ) async -> (Result, Committed) {
         let batch = round.withLock { round in
             round.active += 1
             if let batch = round.batch { return batch }
@@ -43,14 +45,7 @@ package final class StateWriteBatching: Sendable {
             round.batch = batch
             return batch
         }
-        let result: Result
-        if let slot = StateBatch.slot, StateBatch.current == nil {
-            slot.current = batch
-            result = await body()
-            slot.current = nil
-        } else {
-            result = await StateBatch.$current.withValue(batch) { await body() }
-        }
+        let result = await body(batch)
         let last = round.withLock { round in
             round.active -= 1
             guard round.active == 0, !queued else { return false }

@@ -10,15 +10,15 @@ struct StateWriteBatchingTests {
     /// (and so its answer) waits for the request after it, which ends with none queued.
     @Test func aRequestWithMoreQueuedWaitsForTheNextOnesCommit() async {
         let writes = StateWriteBatching(maximumAge: .seconds(600))
-        let (first, firstCommitted) = await writes.route(queued: true) { 1 }
+        let (first, firstCommitted) = await writes.route(queued: true) { _ in 1 }
         #expect(first == 1)
         #expect(!isDone(firstCommitted), "committed while more requests were queued")
-        let (second, secondCommitted) = await writes.route(queued: false) { 2 }
+        let (second, secondCommitted) = await writes.route(queued: false) { _ in 2 }
         #expect(second == 2)
         #expect(isDone(firstCommitted) && isDone(secondCommitted), "the last request with none queued did not commit")
 
         // Without a queue, each request commits as it ends.
-        let (_, alone) = await writes.route { () }
+        let (_, alone) = await writes.route { _ in () }
         #expect(isDone(alone))
     }
 
@@ -28,7 +28,7 @@ struct StateWriteBatchingTests {
         let age = Duration.milliseconds(80)
         let writes = StateWriteBatching(maximumAge: age)
         let start = ContinuousClock.now
-        let (_, committed) = await writes.route(queued: true) { () }
+        let (_, committed) = await writes.route(queued: true) { _ in () }
         #expect(!isDone(committed))
         let waited = Task { await committed.wait() }
         // Far past the age, so a slow machine does not fail it; the commit is due within `age`.
@@ -47,8 +47,8 @@ struct StateWriteBatchingTests {
     /// waits for it (`--wait` sends of one connection) is resumed.
     @Test func theRequestsOfARoundShareOneCommitAndAllItsWaitersResume() async {
         let writes = StateWriteBatching(maximumAge: .seconds(600))
-        let (_, first) = await writes.route(queued: true) { () }
-        let (_, second) = await writes.route(queued: true) { () }
+        let (_, first) = await writes.route(queued: true) { _ in () }
+        let (_, second) = await writes.route(queued: true) { _ in () }
         #expect(first === second)
         let resumed = Resumed()
         for _ in 0..<3 {
@@ -59,32 +59,27 @@ struct StateWriteBatchingTests {
         }
         // Time for the three to wait before the commit (a waiter after it returns at once).
         try? await Task.sleep(for: .milliseconds(200))
-        let (_, last) = await writes.route(queued: false) { () }
+        let (_, last) = await writes.route(queued: false) { _ in () }
         #expect(last === first)
         let deadline = ContinuousClock.now + .seconds(10)
         while resumed.count.withLock({ $0 }) < 3 && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
         #expect(resumed.count.withLock { $0 } == 3, "a waiter of the shared commit was not resumed")
         #expect(isDone(first))
         // The next round commits on its own.
-        let (_, next) = await writes.route { () }
+        let (_, next) = await writes.route { _ in () }
         #expect(next !== first && isDone(next))
     }
 
-    /// In a task that binds a slot (a daemon connection's, for the requests it routes in a
-    /// row), a request's stores join its batch through the slot, which holds nothing between
-    /// requests.
-    @Test func aRequestInATaskWithASlotJoinsItsBatchThroughIt() async {
+    /// A request is given the batch it joins, and requests routed in a row while more are
+    /// queued share one.
+    @Test func requestsRoutedInARowShareTheBatchTheyAreGiven() async {
         let writes = StateWriteBatching(maximumAge: .seconds(600))
-        let slot = StateBatch.Slot()
-        await StateBatch.$slot.withValue(slot) {
-            let (first, committed) = await writes.route(queued: true) { StateBatch.joined }
-            #expect(first != nil && StateBatch.current == nil)
-            #expect(slot.current == nil, "the slot kept the batch after the request")
-            let (second, _) = await writes.route(queued: false) { StateBatch.joined }
-            #expect(second != nil && second === first, "a request queued behind joined another batch")
-            #expect(isDone(committed))
-        }
-        #expect(StateBatch.joined == nil)
+        let (first, committed) = await writes.route(queued: true) { $0 }
+        let (second, _) = await writes.route(queued: false) { $0 }
+        #expect(second === first, "a request queued behind joined another batch")
+        #expect(isDone(committed))
+        let (third, _) = await writes.route { $0 }
+        #expect(third !== first, "a request after the batch ended joined it")
     }
 
     private final class Resumed: Sendable {

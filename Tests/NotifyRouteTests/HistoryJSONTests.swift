@@ -146,15 +146,16 @@ import Testing
         let reports = Self.reports
         try #require(reports.count >= RouterMemory.insertedLines)
         let start = Date(timeIntervalSince1970: 1_790_000_000)
-        func recordAll() {
+        func recordAll(in batch: StateBatch? = nil) {
             for (index, report) in reports.enumerated() {
-                memory.record(report, input: Self.events[index / 3], settings: HistorySettings(), now: start.addingTimeInterval(Double(index)), keep: true)
+                memory.record(report, input: Self.events[index / 3], settings: HistorySettings(), now: start.addingTimeInterval(Double(index)), keep: true,
+                              batch: batch)
             }
         }
         if path == .batched {
             _ = memory.spoolRecords()
             let batch = StateBatch(maximumAge: .seconds(60))
-            StateBatch.$current.withValue(batch) { recordAll() }
+            recordAll(in: batch)
             batch.commit()
         } else {
             recordAll()

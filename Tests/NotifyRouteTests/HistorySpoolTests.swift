@@ -30,11 +30,11 @@ import Testing
     }
 
     func record(_ memory: RouterMemory, _ title: String, body: String? = nil, at time: Date,
-                settings: HistorySettings = HistorySettings()) {
+                settings: HistorySettings = HistorySettings(), in batch: StateBatch? = nil) {
         let report = DeliveryReport(event: ResolvedEvent(title: title, body: body), outcomes: [
             SinkOutcome(sink: "tty", kind: "terminal", status: .delivered, route: "route 1"),
         ])
-        memory.record(report, input: NotificationEvent(title: title, body: body), settings: settings, now: time, keep: true)
+        memory.record(report, input: NotificationEvent(title: title, body: body), settings: settings, now: time, keep: true, batch: batch)
     }
 
     var spoolPath: String { directory + "/history.db-spool" }
@@ -114,10 +114,8 @@ import Testing
         let daemon = RouterMemory(directory: directory, keepsOpen: true, notice: { Issue.record("notice: \($0)") })
         _ = daemon.spoolRecords()
         let batch = StateBatch(maximumAge: .seconds(60))
-        StateBatch.$current.withValue(batch) {
-            record(daemon, "first", at: start)
-            record(daemon, "second", at: start.addingTimeInterval(1))
-        }
+        record(daemon, "first", at: start, in: batch)
+        record(daemon, "second", at: start.addingTimeInterval(1), in: batch)
         #expect(spoolSize <= 0)
         let sizeWhenAnswered = Mutex(-1)
         batch.publish { [spoolPath] in
@@ -126,11 +124,11 @@ import Testing
         }
         batch.commit()
         #expect(sizeWhenAnswered.withLock { $0 } > 0)
-        StateBatch.$current.withValue(batch) { record(daemon, "third", at: start.addingTimeInterval(2)) }
+        record(daemon, "third", at: start.addingTimeInterval(2), in: batch)
         // Outside a batch (a pause's release): after what waits, in one append.
         record(daemon, "fourth", at: start.addingTimeInterval(3))
         batch.commit()
-        StateBatch.$current.withValue(batch) { record(daemon, "fifth", at: start.addingTimeInterval(4)) }
+        record(daemon, "fifth", at: start.addingTimeInterval(4), in: batch)
         // The shutdown's fold writes what waits first.
         daemon.foldSpooledRecords()
         #expect(folded)
@@ -171,11 +169,9 @@ import Testing
         let count = RouterMemory.insertedLines + 3
         func batch(_ name: String, from offset: Int) {
             let batch = StateBatch(maximumAge: .seconds(60))
-            StateBatch.$current.withValue(batch) {
-                for index in 0..<count {
-                    record(daemon, "\(name) \(index)", body: index % 3 == 0 ? nil : "body \(index)",
-                           at: start.addingTimeInterval(Double(offset + index)))
-                }
+            for index in 0..<count {
+                record(daemon, "\(name) \(index)", body: index % 3 == 0 ? nil : "body \(index)",
+                       at: start.addingTimeInterval(Double(offset + index)), in: batch)
             }
             batch.commit()
         }
@@ -220,9 +216,7 @@ import Testing
         let count = RouterMemory.insertedLines + 1
         let batch = StateBatch(maximumAge: .seconds(60))
         let elapsed = ContinuousClock().measure {
-            StateBatch.$current.withValue(batch) {
-                for index in 0..<count { record(daemon, "held \(index)", at: start.addingTimeInterval(Double(1 + index))) }
-            }
+            for index in 0..<count { record(daemon, "held \(index)", at: start.addingTimeInterval(Double(1 + index)), in: batch) }
             batch.commit()
         }
         release.signal()
@@ -254,9 +248,7 @@ import Testing
         _ = daemon.spoolRecords()
         func batch(_ name: String, _ count: Int, from offset: Int) -> StateBatch {
             let batch = StateBatch(maximumAge: .seconds(600))
-            StateBatch.$current.withValue(batch) {
-                for index in 0..<count { record(daemon, "\(name) \(index)", at: start.addingTimeInterval(Double(offset + index) / 1000)) }
-            }
+            for index in 0..<count { record(daemon, "\(name) \(index)", at: start.addingTimeInterval(Double(offset + index) / 1000), in: batch) }
             return batch
         }
         // Alone (no insert lately), a small batch is spooled: one write on its answers' path.
@@ -293,10 +285,8 @@ import Testing
         let first = StateBatch(maximumAge: .seconds(600)), second = StateBatch(maximumAge: .seconds(600))
         // Enough that the first batch's insert lasts well past the second batch's commit.
         let count = 10_000
-        StateBatch.$current.withValue(first) {
-            for index in 0..<count { record(daemon, "a \(index)", at: start.addingTimeInterval(1 + Double(index) / 1000)) }
-        }
-        StateBatch.$current.withValue(second) { record(daemon, "b", at: start.addingTimeInterval(100)) }
+        for index in 0..<count { record(daemon, "a \(index)", at: start.addingTimeInterval(1 + Double(index) / 1000), in: first) }
+        record(daemon, "b", at: start.addingTimeInterval(100), in: second)
         let committed = commitOnAThread(first, until: daemon)
         let committedWhenAnswered = Mutex(-1)
         second.publish { [directory] in
@@ -320,10 +310,8 @@ import Testing
         let first = StateBatch(maximumAge: .seconds(600))
         let second = StateBatch(maximumAge: .seconds(600), deferring: true)
         let count = 10_000
-        StateBatch.$current.withValue(first) {
-            for index in 0..<count { record(daemon, "a \(index)", at: start.addingTimeInterval(1 + Double(index) / 1000)) }
-        }
-        StateBatch.$current.withValue(second) { record(daemon, "b", at: start.addingTimeInterval(100)) }
+        for index in 0..<count { record(daemon, "a \(index)", at: start.addingTimeInterval(1 + Double(index) / 1000), in: first) }
+        record(daemon, "b", at: start.addingTimeInterval(100), in: second)
         let inserted = commitOnAThread(first, until: daemon)
         let answered = DispatchSemaphore(value: 0)
         let committedWhenAnswered = Mutex(-1)

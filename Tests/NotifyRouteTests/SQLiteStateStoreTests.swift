@@ -27,8 +27,9 @@ import Testing
 
     /// One dedup window of `key` on sink `out`, recorded as the router does.
     @discardableResult
-    func record(_ store: SQLiteStateStore, _ key: String, at seconds: Double = 0, window: Double = 60, maxEntries: Int = 10_000) throws -> Int {
-        try store.withState { $0.recordDedup(forKey: RouterState.Key(sink: "out", key: key), now: now.addingTimeInterval(seconds),
+    func record(_ store: SQLiteStateStore, _ key: String, at seconds: Double = 0, window: Double = 60, maxEntries: Int = 10_000,
+                in batch: StateBatch? = nil) throws -> Int {
+        try store.withState(discardingChanges: false, in: batch) { $0.recordDedup(forKey: RouterState.Key(sink: "out", key: key), now: now.addingTimeInterval(seconds),
                                              window: window, maxEntries: maxEntries).record.count }
     }
 
@@ -74,21 +75,19 @@ import Testing
         let batch = StateBatch(maximumAge: .seconds(3_600))
         let published = Mutex<[String]>([])
         struct Stop: Error {}
-        try StateBatch.$current.withValue(batch) {
-            try record(writer, "a")
-            batch.publish { published.withLock { $0.append("a") } }
-            #expect(throws: Stop.self) {
-                try writer.withState { state in
-                    _ = state.recordDedup(forKey: RouterState.Key(sink: "out", key: "failed"), now: now, window: 60, maxEntries: 10)
-                    throw Stop()
-                }
+        try record(writer, "a", in: batch)
+        batch.publish { published.withLock { $0.append("a") } }
+        #expect(throws: Stop.self) {
+            try writer.withState(discardingChanges: false, in: batch) { state in
+                _ = state.recordDedup(forKey: RouterState.Key(sink: "out", key: "failed"), now: now, window: 60, maxEntries: 10)
+                throw Stop()
             }
-            try writer.withState(discardingChanges: true) {
-                _ = $0.recordDedup(forKey: RouterState.Key(sink: "out", key: "dry"), now: now, window: 60, maxEntries: 10)
-            }
-            try record(writer, "b")
-            batch.publish { published.withLock { $0.append("b") } }
         }
+        try writer.withState(discardingChanges: true, in: batch) {
+            _ = $0.recordDedup(forKey: RouterState.Key(sink: "out", key: "dry"), now: now, window: 60, maxEntries: 10)
+        }
+        try record(writer, "b", in: batch)
+        batch.publish { published.withLock { $0.append("b") } }
         #expect(try reader.snapshot().dedup.isEmpty, "nothing is committed before the batch")
         #expect(published.withLock { $0 }.isEmpty, "nothing is published before its state is committed")
         batch.commit()
@@ -108,8 +107,8 @@ import Testing
         let writer = store(path), reader = store(path)
         let first = StateBatch(maximumAge: .seconds(3_600)), second = StateBatch(maximumAge: .seconds(3_600))
         let published = Mutex<[String]>([])
-        try StateBatch.$current.withValue(first) { try record(writer, "a") }
-        try StateBatch.$current.withValue(second) { try record(writer, "b") }
+        try record(writer, "a", in: first)
+        try record(writer, "b", in: second)
         second.publish { published.withLock { $0.append("b") } }
         second.commit()
         #expect(published.withLock { $0 } == ["b"])
@@ -128,10 +127,8 @@ import Testing
         let writer = store(path), other = store(path)
         let batch = StateBatch(maximumAge: .milliseconds(50))
         let published = Mutex(false)
-        try StateBatch.$current.withValue(batch) {
-            try record(writer, "a")
-            batch.publish { published.withLock { $0 = true } }
-        }
+        try record(writer, "a", in: batch)
+        batch.publish { published.withLock { $0 = true } }
         let deadline = ContinuousClock.now + .seconds(10)
         while !published.withLock({ $0 }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(published.withLock { $0 })
@@ -148,9 +145,9 @@ import Testing
         let published = Mutex(false)
         do {
             let batch = StateBatch(maximumAge: .milliseconds(50))
-            try StateBatch.$current.withValue(batch) { try record(writer, "a") }
+            try record(writer, "a", in: batch)
             batch.commit()
-            try StateBatch.$current.withValue(batch) { try record(writer, "b") }
+            try record(writer, "b", in: batch)
             batch.publish { published.withLock { $0 = true } }
         }
         let deadline = ContinuousClock.now + .seconds(10)

@@ -20,7 +20,8 @@ extension RouterMemory {
     /// A one-shot command that found no silence and no pause to read (history.db not
     /// opened) appends the record to the ``HistorySpool`` instead; so does a daemon that
     /// spools its records (``spoolRecords()``).
-    func record(_ report: DeliveryReport, input: NotificationEvent, settings: HistorySettings, now: Date, keep: Bool) {
+    func record(_ report: DeliveryReport, input: NotificationEvent, settings: HistorySettings, now: Date, keep: Bool,
+                batch: StateBatch? = nil) {
         let held = report.outcomes.contains { if case .suppressed(.paused) = $0.status { true } else { false } }
         guard keep || held else { return }
         let event = report.event
@@ -37,7 +38,7 @@ extension RouterMemory {
                 record: { writer in HistoryRecord.writeStored(report, time: now, into: &writer) },
                 input: { writer in IngestInput.write(input, into: &writer) },
                 summary: { writer in HistoryRecord.summarize(report, into: &writer) })
-            if let size = line.withBytes({ spoolKeptOpen(line: $0, time: now.timeIntervalSince1970) }) {
+            if let size = line.withBytes({ spoolKeptOpen(line: $0, time: now.timeIntervalSince1970, batch: batch) }) {
                 if size >= Self.spoolFoldBytes { foldSpooledRecords() }
                 return
             }

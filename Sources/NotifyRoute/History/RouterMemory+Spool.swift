@@ -108,11 +108,10 @@ extension RouterMemory {
     /// Appends `line` (a record's, at `time`) to the spool through the descriptor kept open;
     /// the spool's size after it, or `nil` when not spooling or the append failed (the caller
     /// records the row itself).
-    /// In a ``StateBatch`` (a daemon's `send`), the line waits in a buffer that the batch's
+    /// In a `batch` (a daemon's `send`), the line waits in a buffer that the batch's
     /// commit writes, with the lines of the other events routed meanwhile, before any of
     /// their answers is published: the spool's size is then 0.
-    func spoolKeptOpen(line: UnsafeBufferPointer<UInt8>, time: Double) -> Int? {
-        let batch = StateBatch.joined
+    func spoolKeptOpen(line: UnsafeBufferPointer<UInt8>, time: Double, batch: StateBatch? = nil) -> Int? {
         var join = false
         let size = spooling.withLock { state -> Int? in
             guard state.enabled else { return nil }
@@ -173,7 +172,7 @@ extension RouterMemory {
         }
     }
 
-    /// Writes the lines the buffer holds (``spoolKeptOpen(line:time:)``): into history.db when there
+    /// Writes the lines the buffer holds (``spoolKeptOpen(line:time:batch:)``): into history.db when there
     /// are ``insertedLines`` or more and it is free, else to the spool; what can be written
     /// to neither is recorded in history.db directly. Folds at once past ``spoolFoldBytes``.
     ///

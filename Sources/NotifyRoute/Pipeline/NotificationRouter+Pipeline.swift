@@ -61,7 +61,7 @@ extension NotificationRouter {
         if routed.droppedBy == nil {
             var wave = pipeline.fanOut.run(routed.targets, routed, resolved: resolved, failoverFor: [:])
             if !wave.flows.isEmpty { await pipeline.deliver.deliver(&wave) }
-            _ = pipeline.record.record(&wave, store: store, clock: clock, logger: logger, planning: true)
+            _ = pipeline.record.record(&wave, store: store, batch: nil, clock: clock, logger: logger, planning: true)
             outcomes = wave.outcomes
         }
         return DeliveryReport(event: resolved, matchedRules: routed.matchedRules, matchedRoutes: routed.matchedRoutes,
@@ -94,7 +94,7 @@ extension NotificationRouter {
                       through pipeline: Pipeline<Deliver>, controls: Controls? = nil) async -> [SinkOutcome] {
         var wave = pipeline.fanOut.run(targets, event, resolved: resolved, failoverFor: failoverFor)
         if !wave.flows.isEmpty {
-            decide(&wave, by: pipeline.policy, read: controls, keepingState: pipeline.deliver.keepsState)
+            decide(&wave, by: pipeline.policy, read: controls, keepingState: pipeline.deliver.keepsState, in: event.batch)
             await pipeline.deliver.deliver(&wave)
         }
         return settle(&wave, event, through: pipeline)
@@ -107,10 +107,10 @@ extension NotificationRouter {
     /// Before the deliver stage: the policy stages, when a stage needs the state or there
     /// are silences or a pause, and the count updates they coalesced.
     @inline(never)
-    private func decide(_ wave: inout Wave, by policy: PolicyChain, read: Controls?, keepingState keepsState: Bool) {
+    private func decide(_ wave: inout Wave, by policy: PolicyChain, read: Controls?, keepingState keepsState: Bool, in batch: StateBatch?) {
         let controls = read ?? policy.controls(at: clock.now())
         if !controls.isEmpty || wave.flows.contains(where: { policy.needsState($0) }) {
-            decide(&wave, by: policy, controls: controls, keepingState: keepsState)
+            decide(&wave, by: policy, controls: controls, keepingState: keepsState, in: batch)
         }
         for position in wave.flows.indices { if let flush = wave.flows[position].flush { schedule(flush) } }
     }
@@ -124,16 +124,16 @@ extension NotificationRouter {
             if keepsState { restoreUndeliveredSummaries(wave.flows) }
             armTimers(&wave, event, keepingState: keepsState)
         }
-        for flush in pipeline.record.record(&wave, store: store, clock: clock, logger: logger, planning: !keepsState) {
+        for flush in pipeline.record.record(&wave, store: store, batch: event.batch, clock: clock, logger: logger, planning: !keepsState) {
             schedule(flush)
         }
         return wave.outcomes
     }
 
     /// The policy stages for every flow of the wave, in one state transaction.
-    private func decide(_ wave: inout Wave, by policy: PolicyChain, controls: Controls, keepingState keepsState: Bool) {
+    private func decide(_ wave: inout Wave, by policy: PolicyChain, controls: Controls, keepingState keepsState: Bool, in batch: StateBatch?) {
         do {
-            try store.withState(discardingChanges: !keepsState) { state in
+            try store.withState(discardingChanges: !keepsState, in: batch) { state in
                 let context = PolicyContext(now: clock.now(), state: state, maxEntries: configuration.state.maxEntries,
                                             countUpdates: keepsState ? countUpdates : nil, keepsTime: keepsTime || !keepsState,
                                             controls: controls)

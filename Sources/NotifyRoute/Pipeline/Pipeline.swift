@@ -26,9 +26,11 @@ struct Pipeline<Deliver: DeliverStage>: Sendable {
     let record: RecordStage
 
     /// The event stages for `event`: what the router's ``NotificationRouter/run(_:through:)``
-    /// delivers. `only`: `--sink`; `tracing`: `explain`'s account of every rule and route.
-    func route(_ event: NotificationEvent, only sinkNames: [String]?, tracing: Bool = false) throws(EventError) -> RoutedEvent {
-        var routed = RoutedEvent(event, only: sinkNames, tracing: tracing)
+    /// delivers. `only`: `--sink`; `tracing`: `explain`'s account of every rule and route;
+    /// `batch`: the state batch the event joins.
+    func route(_ event: NotificationEvent, only sinkNames: [String]?, tracing: Bool = false,
+               batch: StateBatch? = nil) throws(EventError) -> RoutedEvent {
+        var routed = RoutedEvent(event, only: sinkNames, tracing: tracing, batch: batch)
         try route(&routed)
         return routed
     }

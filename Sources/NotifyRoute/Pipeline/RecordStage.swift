@@ -17,7 +17,7 @@ struct RecordStage: Sendable {
     var history = HistorySettings()
 
     /// Returns the count updates to send later (see ``CountUpdateCoalescer``).
-    func record(_ wave: inout Wave, store: any RouterStateStore, clock: any RouterClock,
+    func record(_ wave: inout Wave, store: any RouterStateStore, batch: StateBatch?, clock: any RouterClock,
                 logger: Logger, planning: Bool) -> [CountUpdateCoalescer.Flush] {
         // The deliveries that showed something are found again by `committed(_:)`: an
         // array of their positions was allocated per wave.
@@ -41,7 +41,7 @@ struct RecordStage: Sendable {
         let inhibits = !inhibitRules.isEmpty && firstCommitted != nil
         if handles || !rollbacks.isEmpty || inhibits {
             let now = clock.now()
-            _ = try? store.withState { state in
+            _ = try? store.withState(discardingChanges: false, in: batch) { state in
                 flows.withUnsafeBufferPointer { flows in
                     for position in flows.indices where Self.committed(flows[position]) {
                         guard let handle = flows[position].answer.receipt?.handle else { continue }
@@ -186,6 +186,6 @@ extension RecordStage {
     /// there is a history.
     func remember(_ routed: borrowing RoutedEvent, _ report: DeliveryReport, now: @autoclosure () -> Date) {
         guard let memory else { return }
-        memory.record(report, input: routed.explicit, settings: history, now: now(), keep: routed.ruleLayer.history)
+        memory.record(report, input: routed.explicit, settings: history, now: now(), keep: routed.ruleLayer.history, batch: routed.batch)
     }
 }

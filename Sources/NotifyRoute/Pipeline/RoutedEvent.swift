@@ -17,6 +17,9 @@ struct RoutedEvent: Sendable {
     let only: [String]?
     /// `explain`: the rules and routes stages record a ``Trace`` of every step.
     let tracing: Bool
+    /// The state batch the event's transactions and history line join (``StateBatch``);
+    /// `nil`: each commits alone.
+    let batch: StateBatch?
     /// What the matching rules set, later rules over earlier ones.
     var ruleLayer = EventEffects()
     /// What matchers see: the cascade without the route and sink layers.
@@ -31,10 +34,11 @@ struct RoutedEvent: Sendable {
 
     // Inlined: made out of line, the event was built in a temporary and copied out whole.
     @inline(__always)
-    init(_ event: NotificationEvent, only: [String]?, tracing: Bool) {
+    init(_ event: NotificationEvent, only: [String]?, tracing: Bool, batch: StateBatch? = nil) {
         explicit = event
         self.only = only
         self.tracing = tracing
+        self.batch = batch
         subject = MatchSubject(level: .info, title: event.title)
     }
 }

@@ -122,10 +122,20 @@ public final class NotificationRouter: Sendable {
         try await run(pipeline.route(event, only: sinkNames), through: pipeline)
     }
 
-    /// ``send(_:only:)`` with the silences and pause that ``releaseEndedPauseReadingControls()``
+    /// ``send(_:only:)`` as part of `batch`: the event's state changes and its history line
+    /// are committed with the batch's (``StateBatch``), for a caller that routes a stream of
+    /// events (`ingest`, the daemon) and publishes each report once it is committed.
+    @discardableResult
+    public func send(_ event: NotificationEvent, only sinkNames: [String]? = nil, in batch: StateBatch?) async throws(EventError) -> DeliveryReport {
+        try await run(pipeline.route(event, only: sinkNames, batch: batch), through: pipeline)
+    }
+
+    /// ``send(_:only:in:)`` with the silences and pause that ``releaseEndedPauseReadingControls()``
     /// read for this event (`nil`: read them here).
-    package nonisolated(nonsending) func send(_ event: NotificationEvent, only sinkNames: [String]?, controls: Controls?) async throws(EventError) -> DeliveryReport {
-        try await run(pipeline.route(event, only: sinkNames), through: pipeline, controls: controls)
+    package nonisolated(nonsending) func send(
+        _ event: NotificationEvent, only sinkNames: [String]?, controls: Controls?, in batch: StateBatch? = nil
+    ) async throws(EventError) -> DeliveryReport {
+        try await run(pipeline.route(event, only: sinkNames, batch: batch), through: pipeline, controls: controls)
     }
 
     /// The share of an event that another process routed (the daemon, for its client) which

@@ -19,6 +19,13 @@ public protocol RouterStateStore: Sendable {
         discardingChanges: Bool, _ body: (any RouterStateTransaction) throws -> Result
     ) throws -> Result
 
+    /// ``withState(discardingChanges:_:)`` as part of `batch`, when given: what `body`
+    /// changed is committed with the batch (``StateBatch``). The default ignores the batch,
+    /// for a store that commits each transaction at once.
+    func withState<Result: Sendable>(
+        discardingChanges: Bool, in batch: StateBatch?, _ body: (any RouterStateTransaction) throws -> Result
+    ) throws -> Result
+
     /// The whole state as the store holds it now (dedup windows, held events, inhibitions),
     /// for `status`; `nil` (the default) for a store that cannot list it.
     func stateSnapshot() -> RouterState?
@@ -31,6 +38,12 @@ public protocol RouterStateStore: Sendable {
 extension RouterStateStore {
     public func stateSnapshot() -> RouterState? { nil }
     public var stateDirectory: String? { nil }
+
+    public func withState<Result: Sendable>(
+        discardingChanges: Bool, in batch: StateBatch?, _ body: (any RouterStateTransaction) throws -> Result
+    ) throws -> Result {
+        try withState(discardingChanges: discardingChanges, body)
+    }
 
     /// ``withState(discardingChanges:_:)`` keeping what `body` changed.
     public func withState<Result: Sendable>(_ body: (any RouterStateTransaction) throws -> Result) throws -> Result {

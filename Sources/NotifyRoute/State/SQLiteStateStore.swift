@@ -62,11 +62,17 @@ public final class SQLiteStateStore: RouterStateStore, StateBatchMember {
     public func withState<Result: Sendable>(
         discardingChanges: Bool, _ body: (any RouterStateTransaction) throws -> Result
     ) throws -> Result {
+        try withState(discardingChanges: discardingChanges, in: nil, body)
+    }
+
+    public func withState<Result: Sendable>(
+        discardingChanges: Bool, in batch: StateBatch?, _ body: (any RouterStateTransaction) throws -> Result
+    ) throws -> Result {
         try connection.withLock { connection in
             if connection == nil { connection = try open() }
             guard let open = connection else { throw Failure(description: "no state database") }
             do {
-                guard let batch = StateBatch.joined else {
+                guard let batch else {
                     return try open.transaction(discardingChanges: discardingChanges, body)
                 }
                 return try open.transaction(discardingChanges: discardingChanges, in: batch, member: self, body)

@@ -12,41 +12,20 @@ import Synchronization
 /// store's write lock is held for at most ``maximumAge`` (and the transaction under way):
 /// other processes' transactions wait that long, within their busy timeout.
 ///
-/// Stores join the batch of the task that calls them (``current``); a store that cannot
-/// batch (``InMemoryStateStore``) ignores it, and publications run at the next commit.
+/// A store joins the batch it is given (``RouterStateStore/withState(discardingChanges:in:_:)``,
+/// which ``NotificationRouter/send(_:only:in:)`` passes down the pipeline with the event); a
+/// store that cannot batch (``InMemoryStateStore``) ignores it, and publications run at the
+/// next commit.
 ///
 /// ```swift
 /// let batch = StateBatch()
-/// await StateBatch.$current.withValue(batch) {
-///     for event in events {
-///         let report = try await router.send(event)
-///         batch.publish { print(report) }
-///     }
+/// for event in events {
+///     let report = try await router.send(event, in: batch)
+///     batch.publish { print(report) }
 /// }
-/// try batch.commit()
+/// batch.commit()
 /// ```
 public final class StateBatch: Sendable {
-    /// The batch that stores called from this task join; `nil`: each transaction commits alone.
-    @TaskLocal public static var current: StateBatch?
-
-    /// A batch that a task's next events join, changed between them without binding
-    /// ``current`` again (``joined``): a daemon's connection binds one for all the requests it
-    /// routes in a row, where a `withValue` per request cost four executor switches.
-    package final class Slot: Sendable {
-        private let batch = Mutex<StateBatch?>(nil)
-        package init() {}
-        package var current: StateBatch? {
-            get { batch.withLock { $0 } }
-            set { batch.withLock { $0 = newValue } }
-        }
-    }
-
-    @TaskLocal package static var slot: Slot?
-
-    /// The batch a store called from this task joins: ``current``, else what this task's
-    /// ``slot`` holds.
-    package static var joined: StateBatch? { current ?? slot?.current }
-
     /// How long a batch stays open before it is committed, whatever else happens.
     public let maximumAge: Duration
 

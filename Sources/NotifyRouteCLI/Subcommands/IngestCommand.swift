@@ -83,13 +83,11 @@ struct IngestCommand: AsyncParsableCommand {
         // once the sinks have finished.
         await withDiscardingTaskGroup { group in
             group.addTask { await router.runtime.run() }
-            await StateBatch.$current.withValue(batch) {
-                for await item in LineReader(fd: STDIN_FILENO) {
-                    // After SIGTERM or SIGINT nothing more is read; the signal's own task ends the process.
-                    guard exit.beginEvent() else { await exit.parkUntilExit() }
-                    defer { exit.endEvent() }
-                    await route(item, router: router, sinks: sinks, batch: batch, tally: &tally)
-                }
+            for await item in LineReader(fd: STDIN_FILENO) {
+                // After SIGTERM or SIGINT nothing more is read; the signal's own task ends the process.
+                guard exit.beginEvent() else { await exit.parkUntilExit() }
+                defer { exit.endEvent() }
+                await route(item, router: router, sinks: sinks, batch: batch, tally: &tally)
             }
             batch.commit()
             tally.dropped = await exit.finish(router, noWait: noWait)
@@ -115,7 +113,7 @@ struct IngestCommand: AsyncParsableCommand {
         }
         let report: DeliveryReport
         do {
-            report = try await router.send(try event(from: text), only: sinks)
+            report = try await router.send(try event(from: text), only: sinks, in: batch)
         } catch {
             bad(number, "\(error)", &tally, &output)
             return

@@ -36,9 +36,7 @@ func benchState(events: Int) async {
         // Each event alone (a `send`), then in `ingest`'s batches (committed every 20 ms).
         let alone = eventsMicros(store, events: events, size: size, first: 0, start: start)
         let batch = StateBatch()
-        let batched = StateBatch.$current.withValue(batch) {
-            eventsMicros(store, events: events, size: size, first: events, start: start, batch: batch)
-        }
+        let batched = eventsMicros(store, events: events, size: size, first: events, start: start, batch: batch)
         print("state: \(size) live keys: \(fixed(alone.wall)) µs per event (\(fixed(alone.cpu)) CPU), "
               + "\(fixed(batched.wall)) in batches (\(fixed(batched.cpu)) CPU)")
         rows.append((size, alone.cpu))
@@ -64,11 +62,11 @@ private func eventsMicros(_ store: SQLiteStateStore, events: Int, size: Int, fir
         let now = start.addingTimeInterval(1 + Double(index) / 1e6)
         let key = RouterState.Key(sink: "a", key: "event \(index)")
         let replace = RouterState.Key(sink: "a", key: "shard \(index % 64)")
-        _ = try? store.withState { state -> Bool in
+        _ = try? store.withState(discardingChanges: false, in: batch) { state -> Bool in
             let (_, duplicate) = state.recordDedup(forKey: key, now: now, window: 600, maxEntries: size)
             return duplicate || state.handle(forKey: replace) != nil
         }
-        _ = try? store.withState { state in
+        _ = try? store.withState(discardingChanges: false, in: batch) { state in
             state.storeHandle(RouterState.HandleRecord(handle: SinkHandle("\(index)"), lastUsed: now), forKey: replace)
             state.setDedupHandle(SinkHandle("\(index)"), forKey: key)
         }
