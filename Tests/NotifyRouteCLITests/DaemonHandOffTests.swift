@@ -52,6 +52,58 @@ struct DaemonHandOffTests {
         }
     }
 
+    /// A sink only the client can draw (the embedded default's terminal line, a last resort
+    /// when stderr is not a terminal): the daemon routes and records the event once, and the
+    /// client draws the line where a local send would: only when no other sink took it.
+    @Test func theClientDrawsItsShareOnlyWhereALocalSendWould() async throws {
+        try await PrivateJournal.withAccess {
+            let config = try TestEnvironment.temporaryDirectory("daemon-share").appendingPathComponent("config.yaml")
+            try """
+                sinks:
+                  terminal: { kind: terminal, style: line, unattended: last-resort }
+                  journal: { kind: journal, deadline: 500ms, identifier: daemon-share }
+                  broken: { kind: exec, command: [/bin/false], deadline: 2s }
+                routes:
+                  - { name: logged, match: { source: logged }, to: [terminal, journal] }
+                  - { name: lost, match: { source: lost }, to: [terminal, broken] }
+                """.write(to: config, atomically: true, encoding: .utf8)
+            let daemon = try DaemonProcess.start(config: config)
+            defer { daemon.stop() }
+            let run = PrivateJournal.newRunID()
+
+            let logged = try await DaemonTests.run(["send", "--json", "-s", "logged", "-f", "\(PrivateJournal.runField)=\(run)", "Backup done"], daemon)
+            #expect(logged.status == 0, "\(logged.standardError)")
+            #expect(logged.standardError.isEmpty, "the journal took it, the line stands by: \(logged.standardError)")
+            let loggedReport = try DaemonTests.json(logged.standardOutput)
+            #expect(loggedReport["via"] as? String == "daemon" && loggedReport["summary"] as? String == "delivered", "\(loggedReport)")
+            let entries = try await PrivateJournal.entries(matching: ["\(PrivateJournal.runField)=\(run)"])
+            #expect(entries.first?["_PID"] == String(daemon.pid))
+
+            let lost = try await DaemonTests.run(["send", "--json", "-s", "lost", "Backup failed"], daemon)
+            #expect(lost.status == 0, "the line this process drew was delivered: \(lost.standardError)")
+            #expect(lost.standardError == "[info] Backup failed\n", "\(lost.standardError)")
+            let lostReport = try DaemonTests.json(lost.standardOutput)
+            #expect(lostReport["via"] as? String == "daemon" && lostReport["summary"] as? String == "delivered", "\(lostReport)")
+            let sinks = try #require(lostReport["sinks"] as? [[String: Any]])
+            #expect(sinks.first { $0["sink"] as? String == "terminal" }?["status"] as? String == "delivered", "\(sinks)")
+            #expect(sinks.first { $0["sink"] as? String == "broken" }?["status"] as? String == "failed", "\(sinks)")
+
+            // Without --json, the daemon's problems as a local send prints them, after the line.
+            let plain = try await DaemonTests.run(["send", "-s", "lost", "Plain"], daemon)
+            #expect(plain.status == 0, "\(plain.standardError)")
+            let lines = plain.standardError.split(separator: "\n")
+            #expect(lines.first == "[info] Plain" && lines.dropFirst().allSatisfy { $0.hasPrefix("notify-route: broken: failed") } && lines.count == 2,
+                    "\(plain.standardError)")
+
+            // Each recorded once, by the daemon.
+            let history = try await DaemonTests.run(["history", "--json"], daemon)
+            let titles = history.standardOutput.split(separator: "\n").compactMap {
+                ((try? DaemonTests.json(String($0)))?["event"] as? [String: Any])?["title"] as? String
+            }
+            #expect(titles.sorted() == ["Backup done", "Backup failed", "Plain"], "\(history.standardOutput)")
+        }
+    }
+
     @Test func runHandsItsEventToTheDaemon() async throws {
         try await PrivateJournal.withAccess {
             let config = try DaemonTests.config()

@@ -48,7 +48,8 @@ struct CallerShare {
         return Self.merged(answer, drawn: drawn)
     }
 
-    private static func daemonTook(_ answer: DaemonProtocol.Answer) -> Bool {
+    /// Whether the daemon's sinks took the event (delivered it, or held it on purpose).
+    static func daemonTook(_ answer: DaemonProtocol.Answer) -> Bool {
         answer.summary == DeliveryReport.Summary.delivered.rawValue || answer.summary == DeliveryReport.Summary.suppressed.rawValue
     }
 

@@ -98,8 +98,8 @@ struct SendRequest: Equatable, Sendable {
             return daemon.conclude(answer, dryRun: false, json: json, wait: wait)
         }
         let merged = CallerShare.merged(answer, drawn: drawn)
-        if wait && drawn.summary == .delivered {
-            // The interaction comes from what this process drew, not from the daemon.
+        if wait && drawn.summary == .delivered && !CallerShare.daemonTook(answer) {
+            // Only what this process drew was delivered: the interaction can come from it alone.
             daemon.show(merged, json: json, text: verbose, textOnStdout: false)
             show(await Self.firstInteraction(with: drawn, router: here.router), printsDismissal: true)
         } else {
