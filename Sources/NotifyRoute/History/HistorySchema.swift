@@ -79,6 +79,4 @@ enum HistorySchema {
         ALTER TABLE events ADD COLUMN dropped_by TEXT;
         """,
     ]
-
-    static var version: Int { migrations.count }
 }

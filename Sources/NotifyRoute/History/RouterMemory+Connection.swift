@@ -73,51 +73,10 @@ extension RouterMemory {
     func open() throws -> Connection {
         let files: StateFiles
         do { files = try StateFiles(directory: directory) } catch { throw Failure(description: error.description) }
-        let deadline = ContinuousClock.now + busyTimeout
-        var setAside = false
-        while true {
-            do {
-                try files.prepareDatabase(Self.fileName, maximumBytes: Self.maximumBytes, notice: notice)
-            } catch { throw Failure(description: error.description) }
-            do {
-                let database = try SQLiteDatabase(path: databasePath, busyTimeout: busyTimeoutMilliseconds)
-                database.keepLogFiles()
-                // The mode is kept in the file: only a database not yet at this version is switched.
-                let current = try database.integer("PRAGMA user_version") == HistorySchema.version
-                try database.execute("""
-                    \(current ? "" : "PRAGMA journal_mode = WAL;") PRAGMA synchronous = OFF; PRAGMA journal_size_limit = 4194304;
-                    PRAGMA max_page_count = \(Self.maximumBytes / 4096);
-                    """)
-                if !current { try Self.migrate(database) }
-                return Connection(database)
-            } catch where error.isCorruption {
-                guard !setAside else { throw Failure(description: "\(databasePath): still unusable after setting it aside") }
-                setAside = true
-                let aside: String
-                do { aside = try files.setAside(Self.fileName, as: "corrupt") } catch { throw Failure(description: error.description) }
-                notice("\(databasePath): \(error.description); set aside as \(aside), starting afresh")
-            } catch where error.isBusy && ContinuousClock.now < deadline {
-                usleep(2_000)
-            } catch {
-                throw Failure(description: "\(databasePath): \(error.description)")
-            }
-        }
-    }
-
-    static func migrate(_ database: SQLiteDatabase) throws(SQLiteDatabase.Failure) {
-        try database.execute("BEGIN IMMEDIATE")
-        do throws(SQLiteDatabase.Failure) {
-            let version = try database.integer("PRAGMA user_version")
-            guard version <= HistorySchema.version else {
-                throw SQLiteDatabase.Failure(
-                    code: SQLITE_ERROR, description: "schema version \(version) was written by a newer notify-route (this one knows \(HistorySchema.version))")
-            }
-            for migration in HistorySchema.migrations[version...] { try database.execute(migration) }
-            try database.execute("PRAGMA user_version = \(HistorySchema.version); COMMIT")
-        } catch {
-            try? database.execute("ROLLBACK")
-            throw error
-        }
+        // synchronous=OFF: the history is a record, not a promise; a power cut may lose its last lines.
+        let file = SQLiteFile(files: files, name: Self.fileName, maximumBytes: Self.maximumBytes, busyTimeout: busyTimeout,
+                              synchronous: "OFF", migrations: HistorySchema.migrations, notice: notice)
+        do { return Connection(try file.open()) } catch { throw Failure(description: error.description) }
     }
 
     /// The open database, its statements, and the controls last read. Unchecked: used

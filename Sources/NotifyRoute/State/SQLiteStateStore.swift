@@ -118,64 +118,11 @@ public final class SQLiteStateStore: RouterStateStore, StateBatchMember {
 
     private func open() throws -> Connection {
         let files = try StateFiles(directory: directory)
-        let deadline = ContinuousClock.now + busyTimeout
-        var setAside = false
-        while true {
-            try files.prepareDatabase(Self.fileName, maximumBytes: maximumBytes, notice: notice)
-            do {
-                let database = try SQLiteDatabase(
-                    path: databasePath, busyTimeout: Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000))
-                database.keepLogFiles()
-                // The common case, a database of this version, reads one header field here.
-                let current = try database.integer("PRAGMA user_version") == StateSchema.version
-                try configure(database, isNew: !current)
-                if !current { try migrate(database, files: files) }
-                return Connection(database)
-            } catch where error.isCorruption {
-                guard !setAside else { throw Failure(description: "\(databasePath): still unusable after setting it aside") }
-                setAside = true
-                let aside = try files.setAside(Self.fileName, as: "corrupt")
-                notice("\(databasePath): \(error.description); set aside as \(aside), starting afresh")
-            } catch where error.isBusy && ContinuousClock.now < deadline {
-                // Another process is turning a new database to WAL: SQLite answers that at
-                // once, without its busy handler, so wait here within the same timeout.
-                usleep(2_000)
-            } catch {
-                throw Failure(description: "\(databasePath): \(error.description)")
-            }
-        }
-    }
-
-    /// `isNew`: not yet at this schema version (new, or written by an earlier version).
-    private func configure(_ database: SQLiteDatabase, isNew: Bool) throws(SQLiteDatabase.Failure) {
-        let pageSize = 4096
-        // WAL: readers never block the writer, a commit is one append. The mode is kept in
-        // the file, so only a database not yet migrated is switched. synchronous=NORMAL:
-        // a power cut may lose the last commits, never consistency (and the runtime directory
-        // is usually a tmpfs, gone at power-off anyway). The last connection to close (a
-        // `send` is usually alone) checkpoints and empties the log (`journal_size_limit`,
-        // kept files): a log left full would be read whole by the next process to rebuild its index.
-        try database.execute("""
-            \(isNew ? "PRAGMA journal_mode = WAL;" : "") PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = 4194304;
-            PRAGMA max_page_count = \(maximumBytes / pageSize);
-            """)
-    }
-
-    private func migrate(_ database: SQLiteDatabase, files: StateFiles) throws(SQLiteDatabase.Failure) {
-        try database.execute("BEGIN IMMEDIATE")
-        do throws(SQLiteDatabase.Failure) {
-            let version = try database.integer("PRAGMA user_version")
-            guard version <= StateSchema.version else {
-                throw SQLiteDatabase.Failure(
-                    code: SQLITE_ERROR, description: "schema version \(version) was written by a newer notify-route (this one knows \(StateSchema.version))")
-            }
-            for migration in StateSchema.migrations[version...] { try database.execute(migration) }
+        let file = SQLiteFile(files: files, name: Self.fileName, maximumBytes: maximumBytes, busyTimeout: busyTimeout,
+                              synchronous: "NORMAL", migrations: StateSchema.migrations, notice: notice)
+        return Connection(try file.open { database, version throws(SQLiteDatabase.Failure) in
             if version == 0 { try importLegacy(into: database, files: files) }
-            try database.execute("PRAGMA user_version = \(StateSchema.version); COMMIT")
-        } catch {
-            try? database.execute("ROLLBACK")
-            throw error
-        }
+        })
     }
 
     /// The `state.json` of earlier versions, imported once into a new database and renamed

@@ -123,6 +123,4 @@ enum StateSchema {
         UPDATE counts SET n = (SELECT count(*) FROM dedup) WHERE name = 'dedup';
         UPDATE counts SET n = (SELECT count(*) FROM handles) WHERE name = 'handles';
         """
-
-    static var version: Int { migrations.count }
 }
