@@ -20,7 +20,8 @@ import Synchronization
 /// Every other command whose config declares one is handed on when the config is parsed
 /// (``runIfNeeded(kinds:)``): `close` (which sinks hold the key is in the state database),
 /// `ingest` and `run` (they cannot start over once they have read a line or run the
-/// command), `explain`, `config`, `sinks`; and `serve` always (a reload may add one). A
+/// command), `explain`, `config`, `sinks`. `serve` (a reload may add one), `status` and
+/// `explain --journal-record` are handed on always: they need the daemon's module. A
 /// command that a daemon has already served in part (the daemon routed, then this process
 /// routes the terminal's share) cannot start over; its network sinks there are reported
 /// unavailable, the daemon having had them.
