@@ -141,10 +141,9 @@ let package = Package(
         // The commands, in a library that two executables share. `notify-route` links no
         // network code and no daemon server: a `send` whose event can reach an alertmanager or
         // webhook sink, another command whose config declares one, and `serve`, `status` and
-        // `explain --journal-record` exec
-        // `notify-route-network`, installed beside it, which links it all; SwiftNIO's
-        // HTTP, async-http-client and BoringSSL would otherwise slow the start of every send
-        // (Tests/Benchmarks/README.md, "Why the code is so").
+        // `explain --journal-record` exec `notify-route-network`, installed beside it, which
+        // links it all; SwiftNIO's HTTP, async-http-client and BoringSSL would otherwise slow
+        // the start of every send (Tests/Benchmarks/README.md, "Why the code is so").
         .target(
             name: "NotifyRouteCLI",
             dependencies: [
