@@ -411,8 +411,7 @@ public struct RouterDaemon: Service {
                 return (.failure("resume: \(error)", exit: 78, id: request.id), nil)
             }
         case .status:
-            let status = await host.status(pid: getpid())
-            answer.status = (try? JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(status)))) ?? .null
+            answer.status = await host.statusValue(pid: getpid())
             answer.exit = 0
         }
         return (answer, nil)

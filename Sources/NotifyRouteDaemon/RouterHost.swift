@@ -371,8 +371,13 @@ public actor RouterHost {
     /// What a daemon would show of `router`'s shared state (the state database and the
     /// history), read by the calling process: `status` when no daemon answers (`pid` 0, no counts).
     package static func sharedStatus(of router: NotificationRouter) async throws -> JSONValue {
-        let status = try await RouterHost(load: { router }).status(pid: 0)
-        return try JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(status)))
+        try await RouterHost(load: { router }).statusValue(pid: 0)
+    }
+
+    /// ``status(pid:)`` as the protocol's answer carries it.
+    package func statusValue(pid: Int32) async -> JSONValue {
+        let status = await status(pid: pid)
+        return (try? JSONDecoder().decode(JSONValue.self, from: Data(DaemonProtocol.encodeLine(status)))) ?? .null
     }
 
     public func status(pid: Int32) async -> Status {
