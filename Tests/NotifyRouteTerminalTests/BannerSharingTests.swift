@@ -143,7 +143,8 @@ extension BannerTerminalTests {
         #expect(try session.scrollRegion() == (0, 23))
 
         try session.sendKeys("Enter")  // fg: SIGCONT, and the job is in the foreground again
-        rows = try session.waitForScreen { $0.contains("Sticky") }.rows
+        // The banner's own row: `fg` echoes the command line, which names "Sticky" too.
+        rows = try session.waitForScreen { $0.rows.first == " ✖ Sticky" }.rows
         #expect(Array(rows[0...6]) == [" ✖ Sticky", "   until Ctrl-Z"] + earlierOutput, "\(rows)")
         #expect(try session.scrollRegion() == (2, 23))
         // (Not ^C: a script's shell dies with a job that dies of SIGINT.)
